@@ -1,0 +1,48 @@
+"""The Litestar application factory."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar
+from litestar.openapi import OpenAPIConfig
+
+from chatsvc._auth import auth_middleware
+from chatsvc._errors_http import EXCEPTION_HANDLERS
+from chatsvc._services import Services
+from chatsvc._settings import Settings
+from chatsvc.routes import health
+
+ROUTES = [health.health, health.me]
+
+
+def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Litestar:
+    """An app for `settings` (default: from the environment).
+
+    Pass `services` to share already-open services (tests, the CLI); otherwise they
+    are opened at start-up and closed at shutdown.
+    """
+    settings = settings or (services.settings if services else Settings.from_env())
+    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        owned = services is None
+        app.state.services = services or Services.open(settings)
+        try:
+            yield
+        finally:
+            if owned:
+                await app.state.services.aclose()
+
+    return Litestar(
+        route_handlers=ROUTES,
+        lifespan=[lifespan],
+        middleware=[auth_middleware()],
+        exception_handlers=EXCEPTION_HANDLERS,
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(title="chatsvc", version="0.1.0", path="/schema"),
+        debug=False,
+    )

@@ -1,0 +1,70 @@
+"""Error responses: Litestar's JSON shape on /api, OpenAI's shape on /v1.
+
+No stack trace or internal message reaches a client; 5xx are logged here.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from chatsvc._errors import EmbeddingUnavailable
+from store import NotFound, VectorUnavailable
+
+log = logging.getLogger("chatsvc.http")
+
+_OPENAI_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def error_response(request: Request, status: int, detail: str, extra=None) -> Response:
+    if request.url.path.startswith("/v1/"):
+        fallback = "server_error" if status >= 500 else "invalid_request_error"
+        kind = _OPENAI_TYPES.get(status, fallback)
+        body = {"error": {"message": detail, "type": kind, "code": str(status)}}
+    else:
+        body = {"status_code": status, "detail": detail}
+        if extra:
+            body["extra"] = extra
+    return Response(body, status_code=status)
+
+
+def _http_exception(request: Request, exc: HTTPException) -> Response:
+    detail = exc.detail
+    extra = exc.extra if isinstance(exc, ValidationException) else None
+    if isinstance(exc, ValidationException) and isinstance(extra, list) and extra:
+        # Name the field(s) in the detail itself: clients often show only `detail`.
+        keys = sorted({str(item.get("key")) for item in extra if isinstance(item, dict)})
+        if keys:
+            detail = f"invalid value for {', '.join(keys)}: {extra[0].get('message', detail)}"
+    return error_response(request, exc.status_code, detail, extra)
+
+
+def _not_found(request: Request, exc: NotFound) -> Response:
+    return error_response(request, 404, "not found")
+
+
+def _unavailable(request: Request, exc: Exception) -> Response:
+    return error_response(request, 503, f"search unavailable: {exc}")
+
+
+def _internal(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(request, 500, "internal error; see the server log")
+
+
+EXCEPTION_HANDLERS = {
+    HTTPException: _http_exception,
+    NotFound: _not_found,
+    VectorUnavailable: _unavailable,
+    EmbeddingUnavailable: _unavailable,
+    Exception: _internal,
+}

@@ -1,0 +1,107 @@
+"""Dependency checks for `GET /health` and `chatsvc doctor`, cached for a few seconds."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from chatsvc._settings import Settings
+from chatsvc._threads import in_thread
+from chatsvc.embeddings import Embedder
+from store import Database
+from store._migrations import current_version
+
+LLM_PROBE_TIMEOUT = 3.0
+
+
+@dataclass(frozen=True)
+class Check:
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def as_json(self) -> dict:
+        return {"ok": self.ok, "detail": self.detail}
+
+
+class HealthChecker:
+    def __init__(self, settings: Settings, db: Database, embedder: Embedder) -> None:
+        self.settings = settings
+        self.db = db
+        self.embedder = embedder
+        self._http = httpx.AsyncClient(timeout=LLM_PROBE_TIMEOUT)
+        self._cached: tuple[float, dict[str, Check]] | None = None
+
+    async def checks(self, *, fresh: bool = False) -> dict[str, Check]:
+        max_age = self.settings.health_cache_seconds
+        if not fresh and self._cached and time.monotonic() - self._cached[0] < max_age:
+            return self._cached[1]
+        result = {
+            "database": await self._database(),
+            "vector_store": self._vector_store(),
+            "embeddings": await self._embeddings(),
+            "llm": await self._llm(),
+        }
+        self._cached = (time.monotonic(), result)
+        return result
+
+    async def report(self) -> dict:
+        checks = await self.checks()
+        status = "ok" if all(c.ok for c in checks.values()) else "degraded"
+        return {"status": status, "checks": {k: c.as_json() for k, c in checks.items()}}
+
+    async def _database(self) -> Check:
+        def probe() -> str:
+            conn = self.db.connection()
+            version = conn.execute("SELECT sqlite_version()").fetchone()[0]
+            return f"sqlite {version}, schema v{current_version(conn)}"
+
+        try:
+            return Check(True, await in_thread(probe))
+        except Exception as exc:
+            return Check(False, f"database error: {exc}", f"check {self.db.path} is writable")
+
+    def _vector_store(self) -> Check:
+        state = self.db.vector_state
+        fix = "" if state.ok else (
+            "run `chatsvc reindex`" if "CONFLICT" in state.detail
+            else "pip install sqlite-vec>=0.1.9 (or fix CHATSVC_SQLITE_VEC_PATH)"
+        )
+        return Check(state.ok, state.detail, fix)
+
+    async def _embeddings(self) -> Check:
+        ok, detail = await self.embedder.check()
+        fix = "" if ok else _embeddings_fix(self.settings)
+        return Check(ok, detail, fix)
+
+    async def _llm(self) -> Check:
+        base = self.settings.llm_base_url.rstrip("/")
+        headers = {}
+        if self.settings.llm_api_key:
+            headers["Authorization"] = f"Bearer {self.settings.llm_api_key}"
+        try:
+            response = await self._http.get(f"{base}/models", headers=headers)
+        except httpx.HTTPError as exc:
+            return Check(False, f"{base} unreachable ({type(exc).__name__})",
+                         "set LLM_BASE_URL to a reachable OpenAI-compatible server")
+        if response.status_code in (401, 403):
+            return Check(False, f"{base} rejected the API key ({response.status_code})",
+                         "set LLM_API_KEY to a valid key")
+        if response.status_code >= 400:
+            return Check(False, f"{base}/models answered {response.status_code}",
+                         "check LLM_BASE_URL points at the /v1 root")
+        return Check(True, f"{self.settings.llm_model} at {base}")
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def _embeddings_fix(settings: Settings) -> str:
+    if settings.embeddings == "ollama":
+        return (f"start Ollama at {settings.ollama_url} and `ollama pull {settings.embed_model}`"
+                ", or set CHATSVC_EMBEDDINGS=local")
+    if settings.embeddings == "openai":
+        return "check CHATSVC_EMBED_URL serves /v1/embeddings"
+    return "pip install 'chatsvc[local]'"

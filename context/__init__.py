@@ -1,0 +1,1 @@
+"""Pure prompt assembly: layers, stable prefix + hash, splice, budgets. No I/O."""

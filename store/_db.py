@@ -1,0 +1,169 @@
+"""Connections: extension-capable SQLite, sqlite-vec on every connection, one per thread.
+
+Python's stdlib sqlite3 here cannot load extensions, so connections come from
+sqlean-py (a stdlib-compatible build with FTS5 and the trigram tokenizer, wheels
+for Linux, macOS and Windows). sqlite-vec has crashed on connections shared
+between threads, so every thread gets its own connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlean as sqlite3
+
+from store import _migrations, _vectors
+from store._errors import VectorUnavailable
+
+log = logging.getLogger("chatsvc.store")
+
+BUSY_TIMEOUT_MS = 5000
+Connection = sqlite3.Connection
+IntegrityError = sqlite3.IntegrityError
+OperationalError = sqlite3.OperationalError
+
+
+@dataclass(frozen=True)
+class VectorState:
+    """Whether vector search can run, and if not, why (operator-facing)."""
+
+    ok: bool
+    detail: str
+
+
+class Database:
+    """One SQLite file. `connection()` hands each thread its own connection.
+
+    Migrations run on open. Vector tables are created for `embed_model`/`embed_dim`
+    unless sqlite-vec is missing or the file was indexed with another dimension;
+    either way the store opens and `vector_state` says what is wrong.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        embed_model: str,
+        embed_dim: int,
+        sqlite_vec_path: str | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.embed_model = embed_model
+        self.embed_dim = embed_dim
+        self._vec_path = sqlite_vec_path
+        self._local = threading.local()
+        self._all: list[Connection] = []
+        self._lock = threading.Lock()
+        self._vec_error: str | None = None
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self.connection()
+        _migrations.apply(conn)
+        self.vector_state = self._prepare_vectors(conn)
+
+    # -- connections ---------------------------------------------------------------
+
+    def connection(self) -> Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def _open(self) -> Connection:
+        # check_same_thread=False only so close() can run from the closing thread;
+        # each connection is still used by the one thread that created it.
+        conn = sqlite3.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=5
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        self._load_vec(conn)
+        return conn
+
+    def _load_vec(self, conn: Connection) -> None:
+        try:
+            conn.enable_load_extension(True)
+            try:
+                if self._vec_path:
+                    conn.load_extension(self._vec_path)
+                else:
+                    import sqlite_vec
+
+                    sqlite_vec.load(conn)
+            finally:
+                conn.enable_load_extension(False)
+        except Exception as exc:  # missing package, wrong platform, bad path
+            if self._vec_error is None:
+                log.warning("sqlite-vec could not be loaded: %s", exc)
+            self._vec_error = f"sqlite-vec could not be loaded ({exc})"
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """BEGIN IMMEDIATE ... COMMIT on this thread's connection; ROLLBACK on error."""
+        conn = self.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # -- vectors ---------------------------------------------------------------------
+
+    def _prepare_vectors(self, conn: Connection) -> VectorState:
+        if self._vec_error:
+            return VectorState(False, self._vec_error + "; install sqlite-vec>=0.1.9")
+        recorded = _vectors.recorded_model(conn)
+        if recorded is None:
+            with self.transaction():
+                _vectors.create_tables(conn, self.embed_model, self.embed_dim)
+            return VectorState(True, f"sqlite-vec {_vec_version(conn)}, {self.embed_dim}-d")
+        model, dim = recorded
+        if dim != self.embed_dim or model != self.embed_model:
+            return VectorState(
+                False,
+                f"CONFLICT: vectors were built with {model} ({dim}-d) but the configured "
+                f"model is {self.embed_model} ({self.embed_dim}-d); run `chatsvc reindex`",
+            )
+        with self.transaction():
+            _vectors.create_tables(conn, self.embed_model, self.embed_dim)
+        return VectorState(True, f"sqlite-vec {_vec_version(conn)}, {self.embed_dim}-d")
+
+    def require_vectors(self) -> Connection:
+        """This thread's connection, or VectorUnavailable with the operator's fix."""
+        if not self.vector_state.ok:
+            raise VectorUnavailable(self.vector_state.detail)
+        return self.connection()
+
+    def reset_vectors(self) -> None:
+        """Drop every vector table and recreate it for the configured model (reindex)."""
+        if self._vec_error:
+            raise VectorUnavailable(self._vec_error)
+        conn = self.connection()
+        with self.transaction():
+            _vectors.drop_tables(conn)
+            _vectors.create_tables(conn, self.embed_model, self.embed_dim)
+        self.vector_state = self._prepare_vectors(conn)
+
+
+def _vec_version(conn: Connection) -> str:
+    return conn.execute("SELECT vec_version()").fetchone()[0]

@@ -1,0 +1,75 @@
+"""Numbered migrations: `migrations/NNNN_name.sql`, applied in order on open.
+
+Each file runs in its own transaction together with the bump of
+`meta.schema_version`, so a failed migration leaves the file at the previous
+version. Files are never edited once released; changes get a new number.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+from store import _meta
+
+_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def available() -> list[tuple[int, str, str]]:
+    """(version, file name, SQL) for every shipped migration, in order."""
+    found = []
+    for entry in resources.files("store.migrations").iterdir():
+        match = _NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text("utf-8")))
+    found.sort()
+    versions = [v for v, _, _ in found]
+    if len(set(versions)) != len(versions):
+        raise RuntimeError(f"duplicate migration numbers in store/migrations: {versions}")
+    return found
+
+
+def current_version(conn) -> int:
+    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    value = _meta.get(conn, "schema_version")
+    return int(value) if value is not None else 0
+
+
+def apply(conn) -> list[str]:
+    """Apply pending migrations; return the names of those applied."""
+    applied = []
+    version = current_version(conn)
+    for number, name, sql in available():
+        if number <= version:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while we waited for the lock.
+            if current_version(conn) >= number:
+                conn.execute("ROLLBACK")
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            _meta.put(conn, "schema_version", str(number))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        applied.append(name)
+    return applied
+
+
+def _statements(sql: str) -> list[str]:
+    # executescript() would commit our transaction; split on statement ends instead.
+    import sqlean
+
+    statements, buffer = [], ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlean.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements

@@ -1,0 +1,43 @@
+"""Vector tables: derived indexes over plain tables, created for one model + dimension.
+
+The plain tables are the source of truth; every table here can be dropped and
+rebuilt (`chatsvc reindex`). The meta table records which model and dimension
+the vectors were built with, so a change of model is detected as a CONFLICT
+instead of a crash. Each vector row keeps the content hash it was made from, so
+stale rows can be found and re-embedded.
+"""
+
+from __future__ import annotations
+
+from store import _meta
+
+# name -> DDL template; {dim} is the embedding dimension.
+VECTOR_TABLES: dict[str, str] = {
+    "fact_vec": (
+        "CREATE VIRTUAL TABLE IF NOT EXISTS fact_vec USING vec0("
+        "fact_id TEXT PRIMARY KEY, user_id TEXT partition key, "
+        "embedding float[{dim}] distance_metric=cosine, +content_hash TEXT)"
+    ),
+}
+
+
+def recorded_model(conn) -> tuple[str, int] | None:
+    model = _meta.get(conn, "embedding_model")
+    dim = _meta.get(conn, "embedding_dim")
+    if model is None or dim is None:
+        return None
+    return model, int(dim)
+
+
+def create_tables(conn, model: str, dim: int) -> None:
+    for ddl in VECTOR_TABLES.values():
+        conn.execute(ddl.format(dim=dim))
+    _meta.put(conn, "embedding_model", model)
+    _meta.put(conn, "embedding_dim", str(dim))
+
+
+def drop_tables(conn) -> None:
+    for name in VECTOR_TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {name}")
+    _meta.delete(conn, "embedding_model")
+    _meta.delete(conn, "embedding_dim")
