@@ -1,0 +1,5 @@
+import sys
+
+from chatsvc.cli import main
+
+sys.exit(main())

@@ -1,0 +1,31 @@
+"""The `chatsvc` command line. Each sub-command lives in its own module with a
+`register(subparsers)` function; add new ones to COMMANDS."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from chatsvc._errors import SettingsError
+from chatsvc.cli import _doctor, _serve, _users
+
+COMMANDS = [_serve, _users, _doctor]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chatsvc", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for module in COMMANDS:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except SettingsError as exc:
+        print(f"chatsvc: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

