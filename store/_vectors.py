@@ -9,6 +9,9 @@ stale rows can be found and re-embedded.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Protocol
+
 from store import _meta
 
 # name -> DDL template; {dim} is the embedding dimension.
@@ -41,3 +44,28 @@ def drop_tables(conn) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {name}")
     _meta.delete(conn, "embedding_model")
     _meta.delete(conn, "embedding_dim")
+
+
+@dataclass(frozen=True)
+class EmbedJob:
+    """One row whose vector is missing or stale (its content hash changed)."""
+
+    row_id: str
+    text: str
+    content_hash: str
+
+
+class Reindexable(Protocol):
+    """What a domain store with a vector table offers to backfill and `chatsvc reindex`.
+
+    `unembedded` returns rows with no vector or a vector made from other content;
+    `save_embeddings` replaces their vector rows (delete + insert, one transaction:
+    sqlite-vec 0.1.9 has no upsert). Reindex = `Database.reset_vectors()`, then
+    loop `unembedded` -> embed -> `save_embeddings` until nothing is left.
+    """
+
+    table: str
+
+    def unembedded(self, *, limit: int) -> list[EmbedJob]: ...
+
+    def save_embeddings(self, items: list[tuple[EmbedJob, list[float]]]) -> None: ...
