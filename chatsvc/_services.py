@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
+from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
-from store import Database, Users
+from store import Chats, Database, Users
 
 
 @dataclass
@@ -17,6 +18,8 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    chats: Chats
+    llm: LLM
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -29,9 +32,13 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
-        return cls(settings=settings, db=db, users=Users(db), embedder=embedder, health=health)
+        return cls(
+            settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
+            chats=Chats(db), llm=LLM(settings),
+        )
 
     async def aclose(self) -> None:
         await self.embedder.aclose()
         await self.health.aclose()
+        await self.llm.aclose()
         self.db.close()

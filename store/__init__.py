@@ -6,9 +6,14 @@ class per domain (`Users`, ...) holds that domain's SQL.
 
 from store._db import Database, VectorState
 from store._errors import NotFound, StoreError, VectorUnavailable
+from store.chats import AssistantReply, ChatMessage, Chats, Conversation
 from store.users import User, UserExists, Users
 
 __all__ = [
+    "AssistantReply",
+    "ChatMessage",
+    "Chats",
+    "Conversation",
     "Database",
     "NotFound",
     "StoreError",
