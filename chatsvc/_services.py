@@ -8,6 +8,7 @@ from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
 from store import Database, Users
+from store.fact_sheets import FactSheets
 
 
 @dataclass
@@ -17,6 +18,7 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    fact_sheets: FactSheets
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -29,7 +31,10 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
-        return cls(settings=settings, db=db, users=Users(db), embedder=embedder, health=health)
+        return cls(
+            settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
+            fact_sheets=FactSheets(db),
+        )
 
     async def aclose(self) -> None:
         await self.embedder.aclose()
