@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from store._clock import iso, new_id
 from store._db import Database
 from store._errors import NotFound
+from store.facts import _LIVE as LIVE_FACT
 
 RETENTION = timedelta(days=7)
 # Newest first; rowid breaks ties between sheets written in the same microsecond.
@@ -61,14 +62,14 @@ class FactSheets:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def inputs(self, user_id: str, *, records_limit: int) -> SheetInputs:
-        """What scoring needs: active facts and the user's `records_limit` most recent
-        extraction records (of any fact, so superseded ones still use up the window)."""
+    def inputs(self, user_id: str, *, records_limit: int, now: datetime) -> SheetInputs:
+        """What scoring needs: facts live at `now` and the user's `records_limit` most
+        recent extraction records (of any fact: superseded ones still use up the window)."""
         with self.db.transaction() as conn:  # one snapshot for both reads
             facts = conn.execute(
-                "SELECT id, category, fact FROM facts "
-                "WHERE user_id = ? AND superseded_by IS NULL AND valid_to IS NULL ORDER BY id",
-                (user_id,),
+                f"SELECT f.id, f.category, f.fact FROM facts f WHERE f.user_id = :user "
+                f"AND {LIVE_FACT} ORDER BY f.id",
+                {"user": user_id, "now": iso(now)},
             ).fetchall()
             records = conn.execute(
                 "SELECT fact_id, extracted_at FROM fact_extractions WHERE user_id = ? "

@@ -1,9 +1,8 @@
-"""Test rows written with plain SQL on the 0001 tables (conversations, messages,
-facts, fact_extractions), for tests that must control ids and times exactly."""
+"""Conversation rows written with plain SQL on the 0001 tables, until the chat store
+exists; tests control the message times."""
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 
 from store._clock import iso, new_id, now_iso
@@ -30,26 +29,3 @@ def message(db, user_id: str, conv_id: str, content: str, *, role: str = "user",
             (msg_id, conv_id, user_id, role, content, iso(at) if at else now_iso()),
         )
     return msg_id
-
-
-def fact(db, user_id: str, category: str, text: str, *, fact_id: str | None = None,
-         superseded_by: str | None = None) -> str:
-    fact_id, at = fact_id or new_id(), now_iso()
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    with db.transaction() as conn:
-        conn.execute(
-            "INSERT INTO facts(id, user_id, category, fact, content_hash, created_at, "
-            "updated_at, superseded_by, valid_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (fact_id, user_id, category, text, digest, at, at, superseded_by,
-             at if superseded_by else None),
-        )
-    return fact_id
-
-
-def extraction(db, user_id: str, fact_id: str, at: datetime, message_id: str | None = None):
-    with db.transaction() as conn:
-        conn.execute(
-            "INSERT INTO fact_extractions(fact_id, user_id, message_id, extracted_at) "
-            "VALUES (?, ?, ?, ?)",
-            (fact_id, user_id, message_id, iso(at)),
-        )

@@ -22,7 +22,7 @@ from store.fact_sheets import FactSheet, FactSheets
 
 def generate(sheets: FactSheets, user_id: str, *, now: datetime) -> FactSheet:
     """Score the user's active facts as of `now`, save the sheet, apply retention."""
-    inputs = sheets.inputs(user_id, records_limit=RECENT_EXTRACTIONS)
+    inputs = sheets.inputs(user_id, records_limit=RECENT_EXTRACTIONS, now=now)
     candidates = [Candidate(*row) for row in inputs.facts]
     records = [(fact_id, parse_iso(at)) for fact_id, at in inputs.records]
     entries = build_sheet(candidates, records, now)

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from store import NotFound
+from store._clock import iso
 from store.fact_sheets import FactSheets
-from tests import _seed
+from store.facts import Facts
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -25,12 +26,15 @@ def _save(sheets, user_id, at, body="[]"):
 
 def test_inputs_skip_superseded_facts_and_limit_records(services, sheets, alice):
     user, _ = alice
-    new = _seed.fact(services.db, user.id, "core", "Lives in Oslo")
-    old = _seed.fact(services.db, user.id, "core", "Lives in Rome", superseded_by=new)
+    facts = Facts(services.db)
+    new = facts.create(user.id, category="core", fact="Lives in Oslo").id
+    old = facts.create(user.id, category="core", fact="Lives in Rome").id
+    facts.supersede(old, by_id=new, at=iso(NOW))
     for hours in range(5):
-        _seed.extraction(services.db, user.id, old, NOW - timedelta(hours=hours))
-    _seed.extraction(services.db, user.id, new, NOW - 9 * DAY)
-    inputs = sheets.inputs(user.id, records_limit=3)
+        facts.record_extraction(old, user.id, message_id=None,
+                                extracted_at=iso(NOW - timedelta(hours=hours)))
+    facts.record_extraction(new, user.id, message_id=None, extracted_at=iso(NOW - 9 * DAY))
+    inputs = sheets.inputs(user.id, records_limit=3, now=NOW)
     assert inputs.facts == [(new, "core", "Lives in Oslo")]
     # The window is the user's most recent records, whichever fact they belong to.
     assert [fact_id for fact_id, _ in inputs.records] == [old, old, old]

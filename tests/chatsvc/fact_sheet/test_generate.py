@@ -6,19 +6,21 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from chatsvc.fact_sheet import context_facts, generate
-from tests import _seed
+from store._clock import iso
+from store.facts import Facts
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def _seed_facts(db, user_id):
-    ids = {}
+    facts, ids = Facts(db), {}
     rows = [("core", "Name is Ana", [1, 30]), ("project", "Builds a CLI", [2]),
             ("transient", "Has a cold", []), ("technical", "Uses Go", [800])]
     for category, text, hours in rows:
-        ids[text] = _seed.fact(db, user_id, category, text)
+        ids[text] = facts.create(user_id, category=category, fact=text).id
         for h in hours:
-            _seed.extraction(db, user_id, ids[text], NOW - timedelta(hours=h))
+            facts.record_extraction(ids[text], user_id, message_id=None,
+                                    extracted_at=iso(NOW - timedelta(hours=h)))
     return ids
 
 
@@ -50,7 +52,7 @@ def test_context_facts_latest_pinned_and_pruned(services, alice):
     assert context_facts(services.fact_sheets, user.id).sheet_id is None
     _seed_facts(services.db, user.id)
     old = generate(services.fact_sheets, user.id, now=NOW - timedelta(days=5))
-    _seed.fact(services.db, user.id, "core", "Likes tea")
+    Facts(services.db).create(user.id, category="core", fact="Likes tea")
     pinned = generate(services.fact_sheets, user.id, now=NOW - timedelta(days=1))
     latest = context_facts(services.fact_sheets, user.id)
     assert latest.sheet_id == pinned.id
