@@ -9,6 +9,7 @@ from chatsvc._settings import Settings
 from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
 from store import Chats, Database, Users
+from store.fact_sheets import FactSheets
 
 
 @dataclass
@@ -20,6 +21,7 @@ class Services:
     health: HealthChecker
     chats: Chats
     llm: LLM
+    fact_sheets: FactSheets
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -34,7 +36,7 @@ class Services:
         health = HealthChecker(settings, db, embedder)
         return cls(
             settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
-            chats=Chats(db), llm=LLM(settings),
+            chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
         )
 
     async def aclose(self) -> None:

@@ -1,12 +1,13 @@
 """SQLite + sqlite-vec persistence. No HTTP, no prompts: plain data in, plain data out.
 
 `Database` owns the file, connections, migrations and vector tables; one small
-class per domain (`Users`, ...) holds that domain's SQL.
+class per domain (`Users`, `Facts`, ...) holds that domain's SQL.
 """
 
 from store._db import Database, VectorState
 from store._errors import NotFound, StoreError, VectorUnavailable
 from store.chats import AssistantReply, ChatMessage, Chats, Conversation
+from store.facts import Fact, FactHit, Facts, InvalidFact
 from store.users import User, UserExists, Users
 
 __all__ = [
@@ -15,6 +16,10 @@ __all__ = [
     "Chats",
     "Conversation",
     "Database",
+    "Fact",
+    "FactHit",
+    "Facts",
+    "InvalidFact",
     "NotFound",
     "StoreError",
     "User",
