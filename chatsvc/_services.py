@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
-from store import Database, Users
+from chatsvc.facts import FactService
+from store import Database, Facts, Users
 
 
 @dataclass
@@ -17,6 +18,8 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    facts: Facts
+    fact_service: FactService
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -29,7 +32,9 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
-        return cls(settings=settings, db=db, users=Users(db), embedder=embedder, health=health)
+        facts = Facts(db)
+        return cls(settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
+                   facts=facts, fact_service=FactService(facts, embedder))
 
     async def aclose(self) -> None:
         await self.embedder.aclose()
