@@ -8,7 +8,8 @@ from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
-from store import Chats, Database, Users
+from chatsvc.facts import FactService
+from store import Chats, Database, Facts, Users
 from store.fact_sheets import FactSheets
 
 
@@ -22,6 +23,8 @@ class Services:
     chats: Chats
     llm: LLM
     fact_sheets: FactSheets
+    facts: Facts
+    fact_service: FactService
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -34,9 +37,11 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
+        facts = Facts(db)
         return cls(
             settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
             chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
+            facts=facts, fact_service=FactService(facts, embedder),
         )
 
     async def aclose(self) -> None:
