@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
-from store import Database, Users
+from store import Database, Memories, Users
 
 
 @dataclass
@@ -17,6 +17,7 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    memories: Memories
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -29,7 +30,14 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
-        return cls(settings=settings, db=db, users=Users(db), embedder=embedder, health=health)
+        return cls(
+            settings=settings,
+            db=db,
+            users=Users(db),
+            embedder=embedder,
+            health=health,
+            memories=Memories(db),
+        )
 
     async def aclose(self) -> None:
         await self.embedder.aclose()

@@ -6,10 +6,14 @@ class per domain (`Users`, ...) holds that domain's SQL.
 
 from store._db import Database, VectorState
 from store._errors import NotFound, StoreError, VectorUnavailable
+from store.memory import Memories, Memory, MemorySnapshot
 from store.users import User, UserExists, Users
 
 __all__ = [
     "Database",
+    "Memories",
+    "Memory",
+    "MemorySnapshot",
     "NotFound",
     "StoreError",
     "User",
