@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Request, Response, Router, delete, get, patch, post
 from litestar.exceptions import ValidationException
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from chatsvc._errors_http import error_response
 from chatsvc._threads import in_thread
@@ -54,7 +55,7 @@ def _blank_to_none(value: str | None) -> str | None:
 
 @get("/", summary="List memories", description="All live memories, or those that apply in "
      "`project_id` (global + that project's), in injection order.")
-async def list_memories(request: Request, project_id: str | None = None) -> dict:
+async def list_memories(request: Request, project_id: FromQuery[str | None] = None) -> dict:
     services = request.app.state.services
     memories = await in_thread(
         services.memories.list, request.user.id, project_id=_blank_to_none(project_id)
@@ -63,7 +64,7 @@ async def list_memories(request: Request, project_id: str | None = None) -> dict
 
 
 @post("/", summary="Create a memory")
-async def create(request: Request, data: dict[str, Any]) -> dict:
+async def create(request: Request, data: JSONBody[dict[str, Any]]) -> dict:
     body = _fields(data, _EDITABLE)
     for key in ("content", "type", "scope"):
         if key not in body:
@@ -74,7 +75,9 @@ async def create(request: Request, data: dict[str, Any]) -> dict:
 
 
 @patch("/{memory_id:str}", summary="Change a memory (re-embedded when its content changes)")
-async def update(request: Request, memory_id: str, data: dict[str, Any]) -> dict:
+async def update(
+    request: Request, memory_id: FromPath[str], data: JSONBody[dict[str, Any]]
+) -> dict:
     changes = _fields(data, _EDITABLE)
     if not changes:
         raise ValidationException(f"body: set at least one of {', '.join(_EDITABLE)}")
@@ -83,12 +86,12 @@ async def update(request: Request, memory_id: str, data: dict[str, Any]) -> dict
 
 
 @delete("/{memory_id:str}", summary="Delete a memory (soft: never recalled again)")
-async def remove(request: Request, memory_id: str) -> None:
+async def remove(request: Request, memory_id: FromPath[str]) -> None:
     await delete_memory(request.app.state.services, request.user.id, memory_id)
 
 
 @post("/injection-preview", status_code=200, summary="What a chat turn would inject")
-async def injection_preview(request: Request, data: dict[str, Any]) -> dict:
+async def injection_preview(request: Request, data: JSONBody[dict[str, Any]]) -> dict:
     body = _fields(data, ("project_id", "query_text"))
     result = await memory_injection(
         request.app.state.services,
