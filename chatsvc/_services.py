@@ -9,7 +9,7 @@ from chatsvc._settings import Settings
 from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.facts import FactService
-from store import Chats, Database, Facts, Users
+from store import Chats, Database, Facts, Memories, Users
 from store.fact_sheets import FactSheets
 
 
@@ -25,6 +25,7 @@ class Services:
     fact_sheets: FactSheets
     facts: Facts
     fact_service: FactService
+    memories: Memories
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -41,7 +42,7 @@ class Services:
         return cls(
             settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
             chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
-            facts=facts, fact_service=FactService(facts, embedder),
+            facts=facts, fact_service=FactService(facts, embedder), memories=Memories(db),
         )
 
     async def aclose(self) -> None:

@@ -8,6 +8,7 @@ from store._db import Database, VectorState
 from store._errors import NotFound, StoreError, VectorUnavailable
 from store.chats import AssistantReply, ChatMessage, Chats, Conversation
 from store.facts import Fact, FactHit, Facts, InvalidFact
+from store.memory import Memories, Memory, MemorySnapshot
 from store.users import User, UserExists, Users
 
 __all__ = [
@@ -20,6 +21,9 @@ __all__ = [
     "FactHit",
     "Facts",
     "InvalidFact",
+    "Memories",
+    "Memory",
+    "MemorySnapshot",
     "NotFound",
     "StoreError",
     "User",
