@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
-from store import Database, Users
+from chatsvc.knowledge import KnowledgeService
+from store import Database, Knowledge, Posts, Users
 
 
 @dataclass
@@ -17,6 +18,8 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    knowledge: KnowledgeService
+    posts: Posts
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -29,9 +32,14 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
-        return cls(settings=settings, db=db, users=Users(db), embedder=embedder, health=health)
+        knowledge = Knowledge(db, rescore=settings.knowledge_rescore_candidates)
+        return cls(
+            settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
+            knowledge=KnowledgeService(settings, knowledge, embedder), posts=Posts(db),
+        )
 
     async def aclose(self) -> None:
+        await self.knowledge.aclose()
         await self.embedder.aclose()
         await self.health.aclose()
         self.db.close()

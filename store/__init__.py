@@ -6,11 +6,19 @@ class per domain (`Users`, ...) holds that domain's SQL.
 
 from store._db import Database, VectorState
 from store._errors import NotFound, StoreError, VectorUnavailable
+from store.knowledge import ChunkIn, Entry, Hit, Knowledge
+from store.posts import Post, Posts
 from store.users import User, UserExists, Users
 
 __all__ = [
+    "ChunkIn",
     "Database",
+    "Entry",
+    "Hit",
+    "Knowledge",
     "NotFound",
+    "Post",
+    "Posts",
     "StoreError",
     "User",
     "UserExists",
