@@ -9,7 +9,8 @@ from chatsvc._settings import Settings
 from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.facts import FactService
-from store import Chats, Database, Facts, Memories, Users
+from chatsvc.knowledge import KnowledgeService
+from store import Chats, Database, Facts, Knowledge, Memories, Posts, Users
 from store.fact_sheets import FactSheets
 
 
@@ -26,6 +27,8 @@ class Services:
     facts: Facts
     fact_service: FactService
     memories: Memories
+    knowledge: KnowledgeService
+    posts: Posts
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -39,13 +42,16 @@ class Services:
         )
         health = HealthChecker(settings, db, embedder)
         facts = Facts(db)
+        knowledge = Knowledge(db, rescore=settings.knowledge_rescore_candidates)
         return cls(
             settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
             chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
             facts=facts, fact_service=FactService(facts, embedder), memories=Memories(db),
+            knowledge=KnowledgeService(settings, knowledge, embedder), posts=Posts(db),
         )
 
     async def aclose(self) -> None:
+        await self.knowledge.aclose()
         await self.embedder.aclose()
         await self.health.aclose()
         await self.llm.aclose()

