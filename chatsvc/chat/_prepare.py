@@ -139,4 +139,7 @@ async def prepare(
     )
     timings["prepare"] = time.perf_counter() - started
     mode = "fallback" if reason else "rag"
+    log.debug("turn prepared in %.1f ms (embedding %.1f ms), mode %s, %d prompt tokens",
+              timings["prepare"] * 1000, timings.get("embed", 0.0) * 1000, mode,
+              assembly.tokens["total"])
     return Prepared(assembly, mode, reason, sources, timings)
