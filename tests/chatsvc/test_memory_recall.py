@@ -154,6 +154,20 @@ def memory_log():
         logger.setLevel(level)
 
 
+def test_long_query_is_capped_before_embedding(settings, local_embedder):
+    capped = settings.with_overrides(memory_query_max_chars=60, memory_baseline_max_items=1)
+    with serve(capped, local_embedder) as (_, client, headers):
+        add(client, headers, "I like oolong tea", type="preference")
+        add(client, headers, "My car is a red Volvo")
+        head = "Which drink would I enjoy this afternoon, do you think? "
+        tail = "Also, my car makes a strange noise when braking on wet roads."
+        assert len(head) < 60 < len(head + tail)
+        full = preview(client, headers, head + tail)["semantic_memory"]
+        cut = preview(client, headers, (head + tail)[:60])["semantic_memory"]
+        assert [m["content"] for m in full] == ["My car is a red Volvo"]
+        assert full[0]["distance"] == cut[0]["distance"]
+
+
 def degraded(client, headers, reason, query="What do I like to drink?"):
     """Preview: baseline only, the reason in the body and in a log line."""
     with memory_log() as lines:
