@@ -130,8 +130,10 @@ class KnowledgeService:
         return self._llm
 
     async def aclose(self) -> None:
+        """Close the LLM client (it belongs to the running event loop)."""
         if self._llm is not None:
-            await self._llm.close()
+            client, self._llm = self._llm, None
+            await client.close()
 
     # -- posts -------------------------------------------------------------------------
 
