@@ -5,7 +5,7 @@ class per domain (`Users`, `Facts`, ...) holds that domain's SQL.
 """
 
 from store._db import Database, VectorState
-from store._errors import NotFound, StoreError, VectorUnavailable
+from store._errors import DatabaseBusy, NotFound, StoreError, VectorUnavailable
 from store.chats import AssistantReply, ChatMessage, Chats, Conversation
 from store.facts import Fact, FactHit, Facts, InvalidFact
 from store.knowledge import ChunkIn, Entry, Hit, Knowledge
@@ -20,6 +20,7 @@ __all__ = [
     "ChunkIn",
     "Conversation",
     "Database",
+    "DatabaseBusy",
     "Entry",
     "Fact",
     "FactHit",

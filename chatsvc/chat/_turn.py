@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
+
+import anyio
 
 from chatsvc._services import Services
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import Outcome, Relay
 from context import Message
-from store import AssistantReply, ChatMessage, Conversation, User
+from store import AssistantReply, ChatMessage, Conversation, DatabaseBusy, User
 from store._clock import new_id
+
+log = logging.getLogger("chatsvc.chat")
+
+# The answer exists only in memory once streamed: outwait another writer's lock
+# this long (retrying every SAVE_RETRY_SECONDS) rather than lose it.
+SAVE_PATIENCE_SECONDS = 30.0
+SAVE_RETRY_SECONDS = 0.1
 
 
 def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
@@ -73,6 +83,15 @@ class Turn:
             usage={**usage, "finish_reason": outcome.finish_reason} if usage else None,
             cached_tokens=outcome.usage.cached_tokens if outcome.usage else None,
         )
-        await in_thread_shielded(
-            self.services.chats.finish_turn, self.user.id, self.conversation.id, reply
-        )
+        deadline = anyio.current_time() + SAVE_PATIENCE_SECONDS
+        while True:
+            try:
+                await in_thread_shielded(
+                    self.services.chats.finish_turn, self.user.id, self.conversation.id, reply
+                )
+                return
+            except DatabaseBusy:
+                if anyio.current_time() > deadline:
+                    raise
+                log.warning("database busy, retrying to save reply %s", reply.id)
+                await anyio.sleep(SAVE_RETRY_SECONDS)
