@@ -16,6 +16,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from chatsvc._errors_http import error_response
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._turn import Turn
+from chatsvc.routes._openapi import StreamingOperation
 
 log = logging.getLogger("chatsvc.chat")
 
@@ -91,7 +92,8 @@ async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent]:
         yield sse("error", {"code": outcome.error_code, "message": outcome.error_message})
 
 
-@post("/api/chat", summary="Chat (SSE stream or JSON)", tags=["chat"], status_code=200)
+@post("/api/chat", summary="Chat (SSE stream or JSON)", tags=["chat"], status_code=200,
+      operation_class=StreamingOperation)
 async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
     services = request.app.state.services
     message = check_message(data.message, services.settings.max_message_chars)
