@@ -16,6 +16,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from chatsvc._errors_http import error_response
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._turn import Turn
+from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import StreamingOperation
 
 log = logging.getLogger("chatsvc.chat")
@@ -41,7 +42,7 @@ def check_message(text: str, limit: int, field: str = "message") -> str:
         raise invalid(field, "must not be empty")
     if len(text) > limit:
         raise invalid(field, f"longer than {limit} characters")
-    return text
+    return check.plain(field, text)
 
 
 def sse(event: str, payload: dict) -> ServerSentEvent:

@@ -14,6 +14,7 @@ from litestar.exceptions import ValidationException
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from chatsvc._threads import in_thread
+from chatsvc.routes import _validate as check
 from store.facts import Fact
 
 LIST_MAX = 200
@@ -63,6 +64,7 @@ async def list_facts(
 
 @post("/api/facts", summary="Save a fact", tags=["facts"])
 async def create_fact(request: Request, data: JSONBody[NewFact]) -> dict:
+    check.plain("fact", data.fact)
     fact = await _service(request).create(request.user.id, category=data.category,
                                           fact=data.fact)
     return fact_json(fact)
@@ -101,6 +103,8 @@ async def update_fact(
 ) -> dict:
     if data.category is None and data.fact is None:
         raise _bad("category", "send category and/or fact")
+    if data.fact is not None:
+        check.plain("fact", data.fact)
     fact = await _service(request).update(request.user.id, fact_id, category=data.category,
                                           fact=data.fact)
     return fact_json(fact)
