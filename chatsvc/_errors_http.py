@@ -67,6 +67,12 @@ def _busy(request: Request, exc: DatabaseBusy) -> Response:
     return response
 
 
+def _not_utf8(request: Request, exc: UnicodeDecodeError) -> Response:
+    # Litestar decodes JSON bodies without catching this: it is the client's bytes.
+    return error_response(request, 400, "invalid value for body: not valid UTF-8",
+                          [{"key": "body", "message": str(exc)}])
+
+
 def _internal(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(request, 500, "internal error; see the server log")
@@ -78,6 +84,7 @@ EXCEPTION_HANDLERS = {
     InvalidFact: _invalid,
     VectorUnavailable: _unavailable,
     DatabaseBusy: _busy,
+    UnicodeDecodeError: _not_utf8,
     # Any embedding failure (down, model not pulled, bad answer) is a degraded
     # dependency for the caller, not a server bug.
     EmbeddingError: _unavailable,

@@ -19,6 +19,7 @@ from store.facts import Fact
 
 LIST_MAX = 200
 SEARCH_MAX = 50
+MAX_OFFSET = 10**9  # beyond it SQLite's 64-bit integers overflow (was a 500)
 
 
 @dataclass
@@ -53,7 +54,7 @@ async def list_facts(
     request: Request,
     category: FromQuery[str | None] = None,
     limit: FromQuery[int] = 50,
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict:
     facts, total = await in_thread(
         _service(request).store.list, request.user.id, category=category,
