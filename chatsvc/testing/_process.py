@@ -110,6 +110,11 @@ class ServiceProcess:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
         return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1))
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the child has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def __enter__(self) -> ServiceProcess:
         return self.start()
 

@@ -69,7 +69,7 @@ def auth(service: ServiceProcess, name: str) -> dict[str, str]:
 @pytest.fixture
 def fault(service, ollama, scripted):
     """Healthy dependencies at the start; no traceback in the child's log at the end."""
-    if ollama._server is None:
+    if not ollama.running:
         ollama.start()
     ollama.mode = "ok"
     scripted._queue.clear()  # nothing left over from an earlier test

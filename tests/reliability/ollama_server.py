@@ -37,13 +37,16 @@ class OllamaServer:
         self._connections: set = set()
 
     @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> OllamaServer:
         handler = type("Handler", (_Handler,), {"ollama": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", self.port), handler)
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                          daemon=True).start()
@@ -58,6 +61,11 @@ class OllamaServer:
         for connection in list(self._connections):
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # the default backlog of 5 drops connects under load
 
 
 class _Handler(BaseHTTPRequestHandler):
