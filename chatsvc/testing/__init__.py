@@ -1,0 +1,5 @@
+"""Test tooling shipped with chatsvc (used by its tests and by evals/)."""
+
+from chatsvc.testing._upstream import RecordedRequest, Reply, ScriptedUpstream
+
+__all__ = ["RecordedRequest", "Reply", "ScriptedUpstream"]

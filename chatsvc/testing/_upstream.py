@@ -1,0 +1,246 @@
+"""A scripted OpenAI-compatible server on loopback, for tests and evals.
+
+A real HTTP server (openai>=3 talks through httpx2, which transport mocks do not
+intercept). It answers `POST /v1/chat/completions` (streaming or not) with the
+next scripted `Reply`, records every request body, and reports
+`usage.prompt_tokens_details.cached_tokens` as the longest common token prefix
+with the previous request, the way a provider's prefix cache would.
+
+    with ScriptedUpstream() as upstream:
+        upstream.script(Reply(chunks=["Hel", "lo"]), Reply(status=500))
+        ... point LLM_BASE_URL at upstream.base_url ...
+        upstream.requests[0].body["messages"]
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from context.tokens import encode
+
+MODEL = "scripted-model"
+
+
+@dataclass
+class Reply:
+    """What the upstream does for one request.
+
+    status != 200 answers with an OpenAI-shaped error before any chunk.
+    cut_after=N closes the connection after N content chunks (no terminator).
+    hang=True accepts the request and never answers (until the server stops).
+    chunk_delay sleeps before every chunk (slow tokens).
+    """
+
+    chunks: list[str] = field(default_factory=lambda: ["ok"])
+    status: int = 200
+    error_message: str = "scripted failure"
+    chunk_delay: float = 0.0
+    cut_after: int | None = None
+    hang: bool = False
+    finish_reason: str = "stop"
+    report_cached_tokens: bool = True
+
+    @property
+    def content(self) -> str:
+        return "".join(self.chunks)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict
+    received_at: float
+
+
+def prompt_tokens(messages: list[dict]) -> list[int]:
+    """A stable token sequence for a message list (role markers + content)."""
+    text = "".join(f"<|{m.get('role')}|>{_content_text(m.get('content'))}" for m in messages)
+    return encode(text)
+
+
+def _content_text(content) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class ScriptedUpstream:
+    def __init__(self, *, default: Reply | None = None) -> None:
+        self.default = default or Reply()
+        self.requests: list[RecordedRequest] = []
+        self._queue: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._previous_tokens: list[int] = []
+        self._stop = threading.Event()
+        self.closed_early = 0  # streams whose client went away before the end
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def next_reply(self) -> Reply:
+        with self._lock:
+            return self._queue.popleft() if self._queue else self.default
+
+    def record(self, path: str, headers: dict[str, str], body: dict) -> tuple[int, int]:
+        """Store the request; return (prompt_tokens, cached_tokens) for it."""
+        tokens = prompt_tokens(body.get("messages") or [])
+        with self._lock:
+            self.requests.append(RecordedRequest(path, headers, body, time.monotonic()))
+            cached = common_prefix(self._previous_tokens, tokens)
+            self._previous_tokens = tokens
+        return len(tokens), cached
+
+    def start(self) -> ScriptedUpstream:
+        handler = type("Handler", (_Handler,), {"upstream": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> ScriptedUpstream:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    upstream: ScriptedUpstream
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:  # keep test output quiet
+        return None
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            models = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
+            self._json(200, models)
+        else:
+            self._json(404, {"error": {"message": "not found", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._json(400, {"error": {"message": "invalid JSON", "type": "invalid_request"}})
+            return
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._json(404, {"error": {"message": "not found", "type": "not_found"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        prompt, cached = self.upstream.record(self.path, headers, body)
+        reply = self.upstream.next_reply()
+        if reply.hang:
+            self.upstream._stop.wait()
+            return
+        if reply.status != 200:
+            error = {"message": reply.error_message, "type": "scripted", "code": reply.status}
+            self._json(reply.status, {"error": error})
+            return
+        usage = _usage(prompt, len(encode(reply.content)), cached, reply.report_cached_tokens)
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._stream(reply, usage if include_usage else None)
+        else:
+            self._json(200, _completion(reply, usage))
+
+    def _json(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, reply: Reply, usage: dict | None) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("connection", "close")
+        self.end_headers()
+        try:
+            self._send_chunks(reply, usage)
+        except (BrokenPipeError, ConnectionResetError):
+            self.upstream.closed_early += 1
+
+    def _send_chunks(self, reply: Reply, usage: dict | None) -> None:
+        self._event(_chunk({"role": "assistant", "content": ""}, None))
+        for index, piece in enumerate(reply.chunks):
+            if reply.cut_after is not None and index >= reply.cut_after:
+                self.close_connection = True
+                self.connection.shutdown(2)  # cut: no terminating chunk
+                return
+            if reply.chunk_delay:
+                time.sleep(reply.chunk_delay)
+            self._event(_chunk({"content": piece}, None))
+        self._event(_chunk({}, reply.finish_reason))
+        if usage is not None:
+            self._event({**_chunk({}, None), "choices": [], "usage": usage})
+        self._write(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _event(self, payload: dict) -> None:
+        self._write(f"data: {json.dumps(payload)}\n\n".encode())
+
+    def _write(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+def _usage(prompt: int, completion: int, cached: int, report_cached: bool) -> dict:
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+             "total_tokens": prompt + completion}
+    if report_cached:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    return usage
+
+
+def _chunk(delta: dict, finish_reason: str | None) -> dict:
+    return {
+        "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
+        "model": MODEL,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+
+
+def _completion(reply: Reply, usage: dict) -> dict:
+    message = {"role": "assistant", "content": reply.content}
+    return {
+        "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": MODEL,
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+        "usage": usage,
+    }
