@@ -13,9 +13,9 @@ from chatsvc._auth import auth_middleware
 from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
-from chatsvc.routes import facts, health
+from chatsvc.routes import facts, health, memory
 
-ROUTES = [health.health, health.me, *facts.ROUTES]
+ROUTES = [health.health, health.me, memory.router, *facts.ROUTES]
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Litestar:

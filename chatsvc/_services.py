@@ -8,7 +8,7 @@ from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.facts import FactService
-from store import Database, Facts, Users
+from store import Database, Facts, Memories, Users
 
 
 @dataclass
@@ -18,6 +18,7 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    memories: Memories
     facts: Facts
     fact_service: FactService
 
@@ -33,8 +34,16 @@ class Services:
         )
         health = HealthChecker(settings, db, embedder)
         facts = Facts(db)
-        return cls(settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
-                   facts=facts, fact_service=FactService(facts, embedder))
+        return cls(
+            settings=settings,
+            db=db,
+            users=Users(db),
+            embedder=embedder,
+            health=health,
+            memories=Memories(db),
+            facts=facts,
+            fact_service=FactService(facts, embedder),
+        )
 
     async def aclose(self) -> None:
         await self.embedder.aclose()
