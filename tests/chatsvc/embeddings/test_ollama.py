@@ -25,6 +25,7 @@ from tests.chatsvc.embeddings.ollama_wire import (
 )
 
 pytestmark = pytest.mark.anyio
+FAST = 0.05  # "fails fast": no network, far below the 3 s connect / 30 s read timeouts
 
 
 @pytest.fixture
@@ -141,7 +142,8 @@ async def test_retries_used_up_open_the_breaker_which_then_fails_fast():
     started = time.perf_counter()
     with pytest.raises(EmbeddingUnavailable, match="failing fast"):
         await client.embed_query("again")
-    assert time.perf_counter() - started < 0.01
+    # Typically ~50 µs; the bound leaves room for a loaded CI machine.
+    assert time.perf_counter() - started < FAST
     assert len(fake.sent("/api/embed")) == 4  # the fast failure sent nothing
     await client.aclose()
 
@@ -153,7 +155,7 @@ async def test_background_probe_closes_the_breaker_when_ollama_is_back():
     with pytest.raises(EmbeddingUnavailable):
         await client.embed_documents(["x"])
     assert client.breaker.is_open
-    for _ in range(100):
+    for _ in range(250):
         if not client.breaker.is_open:
             break
         await asyncio.sleep(0.02)
@@ -189,7 +191,7 @@ async def test_ollama_down_is_learnt_in_milliseconds():
     started = time.perf_counter()
     with pytest.raises(EmbeddingUnavailable, match="failing fast"):
         await client.embed_query("hello")
-    assert time.perf_counter() - started < 0.005 and first < 1.0
+    assert time.perf_counter() - started < FAST and first < 2.0
     ok, detail = await client.check()
     assert not ok and "unreachable" in detail
     await client.aclose()
