@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
+from chatsvc.extraction import FactExtractor
 from store import Database, Users
 from store.fact_sheets import FactSheets
 
@@ -19,6 +20,7 @@ class Services:
     embedder: Embedder
     health: HealthChecker
     fact_sheets: FactSheets
+    extractor: FactExtractor
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -33,10 +35,11 @@ class Services:
         health = HealthChecker(settings, db, embedder)
         return cls(
             settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
-            fact_sheets=FactSheets(db),
+            fact_sheets=FactSheets(db), extractor=FactExtractor(settings, db, embedder),
         )
 
     async def aclose(self) -> None:
         await self.embedder.aclose()
         await self.health.aclose()
+        await self.extractor.aclose()
         self.db.close()
