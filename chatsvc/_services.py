@@ -8,7 +8,8 @@ from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.extraction import FactExtractor
-from store import Database, Users
+from chatsvc.facts import FactService
+from store import Database, Facts, Users
 from store.fact_sheets import FactSheets
 
 
@@ -19,6 +20,8 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    facts: Facts
+    fact_service: FactService
     fact_sheets: FactSheets
     extractor: FactExtractor
 
@@ -33,9 +36,12 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
+        facts = Facts(db)
+        fact_service = FactService(facts, embedder)
         return cls(
             settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
-            fact_sheets=FactSheets(db), extractor=FactExtractor(settings, db, embedder),
+            facts=facts, fact_service=fact_service, fact_sheets=FactSheets(db),
+            extractor=FactExtractor(settings, fact_service),
         )
 
     async def aclose(self) -> None:

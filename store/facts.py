@@ -25,9 +25,15 @@ from store._vectors import EmbedJob
 
 CATEGORIES = ("core", "technical", "project", "transient")
 KNN_MAX_K = 4096  # sqlite-vec's limit for `k`
+FACT_MAX_CHARS = 2000
 
 # Live = not superseded and not expired; `:now` is bound by every query using it.
 _LIVE = "f.superseded_by IS NULL AND (f.valid_to IS NULL OR f.valid_to > :now)"
+# Live facts with no vector, or one made from other text.
+_UNEMBEDDED = (
+    f"FROM facts f WHERE {_LIVE} AND NOT EXISTS (SELECT 1 FROM fact_vec v "
+    "WHERE v.fact_id = f.id AND v.content_hash = f.content_hash)"
+)
 _COLUMNS = (
     "f.id, f.user_id, f.category, f.fact, f.created_at, f.updated_at, f.superseded_by, "
     "f.valid_to, (SELECT max(e.extracted_at) FROM fact_extractions e WHERE e.fact_id = f.id)"
@@ -59,7 +65,11 @@ class FactHit:
 
 
 class InvalidFact(StoreError):
-    """A category or text the facts table does not accept; the message names the field."""
+    """A category or text the facts table does not accept; `field` names which."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"invalid value for {field}: {message}")
+        self.field = field
 
 
 def content_hash(text: str) -> str:
@@ -81,15 +91,17 @@ def _row_to_fact(row) -> Fact:
     )
 
 
-def _checked(category: str | None, text: str | None) -> str | None:
+def check_fields(category: str | None, text: str | None) -> str | None:
     """Validate the fields; return the stripped text (None when not given)."""
     if category is not None and category not in CATEGORIES:
-        raise InvalidFact(f"category must be one of {', '.join(CATEGORIES)}")
+        raise InvalidFact("category", f"must be one of {', '.join(CATEGORIES)}")
     if text is None:
         return None
     text = text.strip()
     if not text:
-        raise InvalidFact("fact must not be empty")
+        raise InvalidFact("fact", "must not be empty")
+    if len(text) > FACT_MAX_CHARS:
+        raise InvalidFact("fact", f"must be at most {FACT_MAX_CHARS} characters")
     return text
 
 
@@ -106,7 +118,7 @@ class Facts:
     def create(
         self, user_id: str, *, category: str, fact: str, embedding: list[float] | None = None
     ) -> Fact:
-        text = _checked(category, fact)
+        text = check_fields(category, fact)
         fact_id, now = new_id(), now_iso()
         with self.db.transaction() as conn:
             conn.execute(
@@ -132,7 +144,7 @@ class Facts:
         self, user_id: str, *, category: str | None = None, limit: int = 50, offset: int = 0
     ) -> tuple[list[Fact], int]:
         """Live facts, most recently updated first, and the total matching count."""
-        _checked(category, None)
+        check_fields(category, None)
         where = f"f.user_id = :user AND {_LIVE}"
         if category is not None:
             where += " AND f.category = :category"
@@ -177,7 +189,7 @@ class Facts:
         embedding: list[float] | None = None,
     ) -> Fact:
         """Change category and/or text. `embedding` is the new text's vector, if known."""
-        text = _checked(category, fact)
+        text = check_fields(category, fact)
         current = self.get(user_id, fact_id)
         new_text = current.fact if text is None else text
         new_hash = content_hash(new_text)
@@ -234,12 +246,17 @@ class Facts:
         """Live facts without a vector or with one made from other text."""
         conn = self.db.require_vectors()
         rows = conn.execute(
-            f"SELECT f.id, f.fact, f.content_hash FROM facts f WHERE {_LIVE} "
-            "AND NOT EXISTS (SELECT 1 FROM fact_vec v WHERE v.fact_id = f.id "
-            "AND v.content_hash = f.content_hash) ORDER BY f.id LIMIT :limit",
+            f"SELECT f.id, f.fact, f.content_hash {_UNEMBEDDED} ORDER BY f.id LIMIT :limit",
             {"now": now_iso(), "limit": limit},
         ).fetchall()
         return [EmbedJob(row["id"], row["fact"], row["content_hash"]) for row in rows]
+
+    def pending_count(self) -> int:
+        """How many facts `unembedded` would return without a limit (progress bars)."""
+        conn = self.db.require_vectors()
+        return conn.execute(
+            f"SELECT count(*) {_UNEMBEDDED}", {"now": now_iso()}
+        ).fetchone()[0]
 
     def save_embeddings(self, items: list[tuple[EmbedJob, list[float]]]) -> None:
         """Store vectors for jobs whose fact still has the text they were made from."""

@@ -33,6 +33,15 @@ def local_embedder() -> LocalEmbedder:
     return LocalEmbedder()
 
 
+@pytest.fixture(scope="session")
+def local_llm(tmp_path_factory):
+    """The real local LLM (Gemma 3 270M on llama.cpp's OpenAI server), one per session."""
+    from chatsvc.local_models import LlamaServer
+
+    with LlamaServer(tmp_path_factory.mktemp("models"), n_ctx=4096) as server:
+        yield server
+
+
 @pytest.fixture
 def settings(isolated_env) -> Settings:
     return Settings.from_env()

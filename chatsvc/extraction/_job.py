@@ -18,10 +18,8 @@ from datetime import datetime
 
 import openai
 
-from chatsvc._errors import EmbeddingError
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
-from chatsvc.embeddings import Embedder
 from chatsvc.extraction import _apply
 from chatsvc.extraction._prompt import (
     Extraction,
@@ -33,12 +31,10 @@ from chatsvc.extraction._prompt import (
     repair_overhead,
 )
 from chatsvc.fact_sheet import generate
-from store import Database, VectorUnavailable
+from chatsvc.facts import FactService
 from store._clock import utc_now
-from store._vectors import EmbedJob
 from store.extraction import AlreadyProcessed, ExtractionQueue, PendingMessage
 from store.fact_sheets import FactSheets
-from store.facts import Facts, content_hash
 
 log = logging.getLogger("chatsvc.extraction")
 
@@ -71,18 +67,17 @@ class FactExtractor:
     def __init__(
         self,
         settings: Settings,
-        db: Database,
-        embedder: Embedder,
+        fact_service: FactService,
         *,
         client: openai.AsyncOpenAI | None = None,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.settings = settings
-        self.db = db
-        self.facts = Facts(db)
-        self.sheets = FactSheets(db)
-        self.queue = ExtractionQueue(db)
-        self.embedder = embedder
+        self.fact_service = fact_service
+        self.facts = fact_service.store
+        self.db = self.facts.db
+        self.sheets = FactSheets(self.db)
+        self.queue = ExtractionQueue(self.db)
         self.clock = clock
         self.client = client or openai.AsyncOpenAI(
             base_url=settings.llm_base_url, api_key=settings.llm_api_key or "unused",
@@ -142,7 +137,7 @@ class FactExtractor:
             result.referenced += applied.referenced
             result.superseded += applied.superseded
             result.processed_messages += len(request.messages)
-            await self._embed(applied.created)
+            await self.fact_service.index(applied.created)  # failure: left for backfill
             messages = messages[len(request.messages):]
 
     async def _ask(self, request: Request, refs: set[str], user_id: str) -> Extraction:
@@ -172,14 +167,3 @@ class FactExtractor:
         if not response.choices:
             return ""
         return response.choices[0].message.content or ""
-
-    async def _embed(self, created) -> None:
-        """Embed new facts now; on failure they wait for `chatsvc embed-facts`."""
-        if not created:
-            return
-        jobs = [EmbedJob(f.id, f.fact, content_hash(f.fact)) for f in created]
-        try:
-            vectors = await self.embedder.embed_documents([job.text for job in jobs])
-            await in_thread(self.facts.save_embeddings, list(zip(jobs, vectors, strict=True)))
-        except (EmbeddingError, VectorUnavailable) as exc:
-            log.warning("fact extraction: %d new facts left for backfill: %s", len(jobs), exc)
