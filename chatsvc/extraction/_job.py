@@ -22,6 +22,7 @@ from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.extraction import _apply
 from chatsvc.extraction._prompt import (
+    REPLY_SCHEMA,
     Extraction,
     MalformedReply,
     Request,
@@ -39,6 +40,16 @@ from store.fact_sheets import FactSheets
 log = logging.getLogger("chatsvc.extraction")
 
 PENDING_PER_RUN = 2000  # messages looked at per user and run; the rest waits
+
+
+def _json_mode(mode: str) -> dict:
+    """How to ask for JSON: OpenAI's json_object (Moonshot too), llama.cpp's
+    json_object + schema (grammar-constrained), or not at all."""
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    if mode == "schema":
+        return {"response_format": {"type": "json_object", "schema": REPLY_SCHEMA}}
+    return {}
 
 
 @dataclass
@@ -159,7 +170,7 @@ class FactExtractor:
             response = await self.client.chat.completions.create(
                 model=self.settings.llm_model, messages=chat, temperature=0,
                 max_tokens=self.settings.extract_max_output_tokens,
-                response_format={"type": "json_object"},
+                **_json_mode(self.settings.extract_json_mode),
             )
         except openai.APIError as exc:
             log.warning("fact extraction: LLM failed for user %s: %s", user_id, exc)
