@@ -55,7 +55,8 @@ def test_new_facts_are_saved_mentioned_embedded_and_put_on_the_sheet(llm_service
     assert body["max_tokens"] == s.settings.extract_max_output_tokens
     [message] = body["messages"]
     prompt = message["content"]
-    assert message["role"] == "user" and "(none)" in prompt and "user: I write Python scripts for the ward." in prompt
+    assert message["role"] == "user" and "(none)" in prompt
+    assert "user: I write Python scripts for the ward." in prompt
 
 
 def test_re_mentions_record_extractions_without_duplicates(llm_services, upstream, alice):

@@ -26,18 +26,24 @@ def test_pipeline_completes_with_the_local_llm(settings, local_embedder, one_thr
         llm_base_url=one_thread_llm.base_url, llm_model=LOCAL_LLM_MODEL, llm_timeout_seconds=600,
         extract_json_mode="schema", extract_max_input_tokens=3000, extract_max_output_tokens=300,
     ), embedder=local_embedder)
+    user = alice[0]
+    conv = _seed.conversation(s.db, user.id)
+    for role, text in [("user", "Hi, I'm Marta. I work as a nurse in Lyon."),
+                       ("assistant", "Nice to meet you, Marta!"),
+                       ("user", "I'm learning Rust to build a small shift planner.")]:
+        _seed.message(s.db, user.id, conv, text, role=role)
+
+    async def run():
+        try:
+            return await s.extractor.run_user(user.id)
+        finally:
+            await s.extractor.aclose()
+
     try:
-        user = alice[0]
-        conv = _seed.conversation(s.db, user.id)
-        for role, text in [("user", "Hi, I'm Marta. I work as a nurse in Lyon."),
-                           ("assistant", "Nice to meet you, Marta!"),
-                           ("user", "I'm learning Rust to build a small shift planner.")]:
-            _seed.message(s.db, user.id, conv, text, role=role)
-        result = asyncio.run(s.extractor.run_user(user.id))
+        result = asyncio.run(run())
         assert result.failed_batches == 0, result.errors
         assert result.processed_messages == 3
         assert s.fact_sheets.latest(user.id).id == result.fact_sheet_id
         assert s.extractor.queue.unprocessed_count(user.id) == 0
     finally:
-        asyncio.run(s.extractor.aclose())
         s.db.close()
