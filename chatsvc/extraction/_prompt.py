@@ -146,7 +146,7 @@ def repair_overhead(tokenizer: str) -> int:
 def parse_reply(text: str, known_refs: set[str]) -> Extraction:
     """The extraction in `text`. Wrong structure raises MalformedReply; single items
     that make no sense (unknown category or ref, bad index) are dropped."""
-    data = _json_object(text)
+    data = json_object(text)
     new_facts = [_new_fact(item) for item in _list(data, "new_facts")]
     new_facts = [item for item in new_facts if item is not None]
     referenced = [ref for ref in map(_ref, _list(data, "referenced")) if ref in known_refs]
@@ -160,7 +160,7 @@ def parse_reply(text: str, known_refs: set[str]) -> Extraction:
     return Extraction(new_facts, list(dict.fromkeys(referenced)), superseded)
 
 
-def _json_object(text: str) -> dict:
+def json_object(text: str) -> dict:
     body = _FENCE.sub("", (text or "").strip())
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end < start:
