@@ -102,8 +102,13 @@ class FactExtractor:
 
     async def run_all(self) -> dict[str, ExtractionResult]:
         """One run for every user with unprocessed messages, one user at a time."""
-        users = await in_thread(self.queue.users_with_pending)
-        return {user_id: await self.run_user(user_id) for user_id in users}
+        results = {}
+        for user_id in await in_thread(self.queue.users_with_pending):
+            try:
+                results[user_id] = await self.run_user(user_id)
+            except Exception:  # one user's broken data must not starve the others
+                log.exception("fact extraction failed for user %s", user_id)
+        return results
 
     async def run_user(self, user_id: str) -> ExtractionResult:
         async with self._locks[user_id]:
@@ -159,6 +164,8 @@ class FactExtractor:
                                     now=self.clock())
             request = build_request(known, messages, budget=budget,
                                     tokenizer=self.settings.tokenizer)
+            log.debug("fact extraction: user %s, %d messages, %d input tokens", user_id,
+                      len(request.messages), request.tokens)
             extraction = await self._ask(request, {k.ref for k in known}, user_id)
             try:
                 applied = await in_thread_shielded(
