@@ -9,7 +9,7 @@ from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
-from store import Database, Facts, Users
+from store import Database, Facts, Memories, Users
 from store.fact_sheets import FactSheets
 
 
@@ -20,6 +20,7 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    memories: Memories
     facts: Facts
     fact_service: FactService
     fact_sheets: FactSheets
@@ -39,8 +40,15 @@ class Services:
         facts = Facts(db)
         fact_service = FactService(facts, embedder)
         return cls(
-            settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
-            facts=facts, fact_service=fact_service, fact_sheets=FactSheets(db),
+            settings=settings,
+            db=db,
+            users=Users(db),
+            embedder=embedder,
+            health=health,
+            memories=Memories(db),
+            facts=facts,
+            fact_service=fact_service,
+            fact_sheets=FactSheets(db),
             extractor=FactExtractor(settings, fact_service),
         )
 

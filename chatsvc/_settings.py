@@ -68,6 +68,14 @@ class Settings:
     llm_model: str = DEFAULT_LLM_MODEL
     llm_timeout_seconds: float = 120.0
 
+    # User memory: content limit, baseline (stable prefix) and semantic budgets.
+    memory_max_chars: int = 2000
+    memory_baseline_max_items: int = 20
+    memory_baseline_max_tokens: int = 1000
+    memory_semantic_max_items: int = 5
+    memory_semantic_max_tokens: int = 500
+    memory_top_k: int = 20
+    memory_query_max_chars: int = 4000
     # Fact extraction: every LLM request (incl. the repair retry) stays within
     # extract_max_input_tokens; the schedule runs every extract_interval_seconds (0 = off).
     extract_max_input_tokens: int = 12_000
@@ -120,6 +128,8 @@ class Settings:
             _check_url("CHATSVC_EMBED_URL", self.embed_url)
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"CHATSVC_PORT={self.port} is out of range: use 1-65535.")
+        if self.memory_top_k > 4096:
+            raise SettingsError("CHATSVC_MEMORY_TOP_K must be at most 4096 (sqlite-vec's limit).")
         if self.max_body_bytes < 1024:
             raise SettingsError("CHATSVC_MAX_BODY_BYTES must be at least 1024.")
         if self.extract_max_input_tokens < self.extract_max_output_tokens + 2000:
@@ -258,6 +268,13 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
+    "memory_max_chars": ("CHATSVC_MEMORY_MAX_CHARS", _positive_int),
+    "memory_baseline_max_items": ("CHATSVC_MEMORY_BASELINE_MAX_ITEMS", _positive_int),
+    "memory_baseline_max_tokens": ("CHATSVC_MEMORY_BASELINE_MAX_TOKENS", _positive_int),
+    "memory_semantic_max_items": ("CHATSVC_MEMORY_SEMANTIC_MAX_ITEMS", _positive_int),
+    "memory_semantic_max_tokens": ("CHATSVC_MEMORY_SEMANTIC_MAX_TOKENS", _positive_int),
+    "memory_top_k": ("CHATSVC_MEMORY_TOP_K", _positive_int),
+    "memory_query_max_chars": ("CHATSVC_MEMORY_QUERY_MAX_CHARS", _positive_int),
     "extract_max_input_tokens": ("CHATSVC_EXTRACT_MAX_INPUT_TOKENS", _positive_int),
     "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", _positive_int),
     "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", _seconds_or_off),

@@ -73,7 +73,7 @@ class LlamaServer:
         self.log_path = self.cache_dir / f"llama-server-{self.port}.log"
         self._log = self.log_path.open("w")
         self._process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=self._log
+            command, stdout=subprocess.DEVNULL, stderr=self._log, preexec_fn=_die_with_parent
         )
         self._wait_ready()
         return self
@@ -112,6 +112,16 @@ class LlamaServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGTERM the server when chatsvc exits, even when uvicorn re-raises the
+    shutdown signal and our `finally` blocks never run."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def ollama_reachable(url: str, timeout: float = 1.0) -> bool:

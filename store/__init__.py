@@ -7,6 +7,7 @@ class per domain (`Users`, `Facts`, ...) holds that domain's SQL.
 from store._db import Database, VectorState
 from store._errors import NotFound, StoreError, VectorUnavailable
 from store.facts import Fact, FactHit, Facts, InvalidFact
+from store.memory import Memories, Memory, MemorySnapshot
 from store.users import User, UserExists, Users
 
 __all__ = [
@@ -15,6 +16,9 @@ __all__ = [
     "FactHit",
     "Facts",
     "InvalidFact",
+    "Memories",
+    "Memory",
+    "MemorySnapshot",
     "NotFound",
     "StoreError",
     "User",
