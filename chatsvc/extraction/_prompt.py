@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import prompts
 from context.tokens import count_tokens, encode, encoding
 from store.extraction import PendingMessage
+from store.facts import CATEGORIES
 
-CATEGORIES = ("core", "technical", "project", "transient")
 MESSAGE_OVERHEAD = 4  # role and framing tokens per chat message, as providers count them
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
