@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
+from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
 from store import Database, Facts, Memories, Users
+from store.fact_sheets import FactSheets
 
 
 @dataclass
@@ -21,6 +23,8 @@ class Services:
     memories: Memories
     facts: Facts
     fact_service: FactService
+    fact_sheets: FactSheets
+    extractor: FactExtractor
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -34,6 +38,7 @@ class Services:
         )
         health = HealthChecker(settings, db, embedder)
         facts = Facts(db)
+        fact_service = FactService(facts, embedder)
         return cls(
             settings=settings,
             db=db,
@@ -42,10 +47,13 @@ class Services:
             health=health,
             memories=Memories(db),
             facts=facts,
-            fact_service=FactService(facts, embedder),
+            fact_service=fact_service,
+            fact_sheets=FactSheets(db),
+            extractor=FactExtractor(settings, fact_service),
         )
 
     async def aclose(self) -> None:
         await self.embedder.aclose()
         await self.health.aclose()
+        await self.extractor.aclose()
         self.db.close()

@@ -169,6 +169,16 @@ class Facts:
         ).fetchall()
         return [_row_to_fact(row) for row in rows]
 
+    def find_live(self, user_id: str, fact: str) -> Fact | None:
+        """The user's live fact with exactly this (stripped) text, if any: extraction
+        turns a repeated "new" fact into a mention of the existing one."""
+        row = self.db.connection().execute(
+            f"SELECT {_COLUMNS} FROM facts f WHERE f.user_id = :user AND {_LIVE} "
+            "AND f.content_hash = :hash ORDER BY f.created_at, f.id LIMIT 1",
+            {"user": user_id, "now": now_iso(), "hash": content_hash(fact.strip())},
+        ).fetchone()
+        return _row_to_fact(row) if row is not None else None
+
     def update(
         self,
         user_id: str,
