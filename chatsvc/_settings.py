@@ -69,6 +69,7 @@ class Settings:
     llm_model: str = DEFAULT_LLM_MODEL
     llm_timeout_seconds: float = 120.0
     llm_retries: int = 2
+    llm_max_tokens: int | None = None  # cap on each /api/chat answer; None: the model's own
     llm_retry_backoff_seconds: float = 0.25
 
     # Chat: where the per-message block goes, snapshot pinning, budgets, SSE.
@@ -267,6 +268,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "llm_model": ("LLM_MODEL", _text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
     "llm_retries": ("LLM_RETRIES", _count),
+    "llm_max_tokens": ("LLM_MAX_TOKENS", _positive_int),
     "llm_retry_backoff_seconds": ("LLM_RETRY_BACKOFF", _positive_float),
     "context_strategy": ("CHATSVC_CONTEXT_STRATEGY", _text),
     "snapshot_ttl_seconds": ("CHATSVC_SNAPSHOT_TTL", _positive_float),

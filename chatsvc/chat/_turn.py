@@ -50,9 +50,11 @@ class Turn:
             history=history_of(stored, self.question.id), current=self.question.content,
             project_id=self.conversation.project_id,
         )
+        settings = self.services.settings
         self.relay = Relay(
             self.services.llm, self.prepared.assembly.messages,
-            timeout=self.services.settings.llm_timeout_seconds, on_finish=self._save,
+            timeout=settings.llm_timeout_seconds, on_finish=self._save,
+            options={"max_tokens": settings.llm_max_tokens} if settings.llm_max_tokens else None,
         )
         return self.prepared
 
