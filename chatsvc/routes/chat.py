@@ -66,6 +66,12 @@ def _meta(turn: Turn) -> dict:
     }
 
 
+def server_timing(prepared) -> dict[str, str]:
+    """A Server-Timing header with where the turn's preparation went (ms)."""
+    parts = [f"{name};dur={seconds * 1000:.2f}" for name, seconds in prepared.timings.items()]
+    return {"Server-Timing": ", ".join(parts)}
+
+
 def _usage(turn: Turn) -> dict:
     usage = turn.outcome.usage
     if usage is None:
@@ -107,7 +113,8 @@ async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
             "code": outcome.error_code, "conversation_id": turn.conversation.id,
             "message_id": turn.reply_id,
         })
-    return Response({**_meta(turn), "content": content, "usage": _usage(turn)})
+    return Response({**_meta(turn), "content": content, "usage": _usage(turn)},
+                    headers=server_timing(turn.prepared))
 
 
 @get("/api/conversations", summary="The caller's conversations", tags=["chat"])

@@ -79,6 +79,8 @@ def test_json_variant(client, alice, upstream):
                          "prefix_hash", "sources", "usage"}
     assert body["content"] == "Hello" and body["mode"] == "rag"
     assert body["usage"]["cached_tokens"] == 0 and body["usage"]["prompt_tokens"] > 0
+    timing = response.headers["server-timing"]
+    assert all(f"{name};dur=" in timing for name in ("save_question", "history", "stable", "embed", "search", "prepare"))
 
 
 def test_json_variant_upstream_down_is_502_and_keeps_the_message(client, alice, upstream):
