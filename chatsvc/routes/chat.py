@@ -19,6 +19,8 @@ from chatsvc.chat._turn import Turn
 
 log = logging.getLogger("chatsvc.chat")
 
+MAX_PROJECT_ID = 200
+
 
 @dataclass
 class ChatRequest:
@@ -101,6 +103,8 @@ async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent]:
 async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
     services = request.app.state.services
     message = check_message(data.message, services.settings.max_message_chars)
+    if data.project_id is not None and not 0 < len(data.project_id.strip()) <= MAX_PROJECT_ID:
+        raise invalid("project_id", f"must be 1-{MAX_PROJECT_ID} characters")
     turn = await Turn.start(services, request.user, message,
                             conversation_id=data.conversation_id, project_id=data.project_id)
     if data.stream:

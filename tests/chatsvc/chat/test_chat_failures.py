@@ -80,7 +80,8 @@ def test_json_variant(client, alice, upstream):
     assert body["content"] == "Hello" and body["mode"] == "rag"
     assert body["usage"]["cached_tokens"] == 0 and body["usage"]["prompt_tokens"] > 0
     timing = response.headers["server-timing"]
-    assert all(f"{name};dur=" in timing for name in ("save_question", "history", "stable", "embed", "search", "prepare"))
+    names = ("save_question", "history", "stable", "embed", "search", "prepare")
+    assert all(f"{name};dur=" in timing for name in names)
 
 
 def test_json_variant_upstream_down_is_502_and_keeps_the_message(client, alice, upstream):
@@ -102,6 +103,7 @@ def test_missing_cached_tokens_is_null_not_zero(client, alice, upstream):
 @pytest.mark.parametrize("body, field", [
     ({}, "message"), ({"message": "   "}, "message"), ({"message": 5}, "message"),
     ({"message": "x" * 40_000}, "message"), ({"message": "hi", "stream": "yes"}, "stream"),
+    ({"message": "hi", "project_id": " "}, "project_id"),
 ])
 def test_bad_input_is_400_naming_the_field_and_writes_nothing(client, alice, body, field):
     response = client.post("/api/chat", json=body, headers=alice[1])
