@@ -32,6 +32,12 @@ class Turn:
     prepared: Prepared | None = None
     relay: Relay | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    received_at: float = 0.0  # perf_counter when the handler took the request
+
+    def to_upstream(self) -> float | None:
+        """Seconds from taking the request to starting the upstream call."""
+        started = self.relay.started_at if self.relay else None
+        return started - self.received_at if started is not None else None
 
     @classmethod
     async def start(
@@ -39,12 +45,12 @@ class Turn:
         conversation_id: str | None, project_id: str | None,
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost."""
-        started = time.perf_counter()
+        received = started = time.perf_counter()
         conversation, question = await in_thread_shielded(
             services.chats.start_turn, user.id, message,
             conversation_id=conversation_id, project_id=project_id,
         )
-        turn = cls(services, user, conversation, question, new_id())
+        turn = cls(services, user, conversation, question, new_id(), received_at=received)
         turn.timings["save_question"] = time.perf_counter() - started
         return turn
 

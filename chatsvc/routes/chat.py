@@ -68,9 +68,10 @@ def _meta(turn: Turn) -> dict:
     }
 
 
-def server_timing(prepared) -> dict[str, str]:
-    """A Server-Timing header with where the turn's preparation went (ms)."""
-    parts = [f"{name};dur={seconds * 1000:.2f}" for name, seconds in prepared.timings.items()]
+def server_timing(turn: Turn) -> dict[str, str]:
+    """A Server-Timing header: where the turn's time went before the upstream call (ms)."""
+    timings = {**turn.prepared.timings, "to_upstream": turn.to_upstream()}
+    parts = [f"{name};dur={seconds * 1000:.2f}" for name, seconds in timings.items()]
     return {"Server-Timing": ", ".join(parts)}
 
 
@@ -118,7 +119,7 @@ async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
             "message_id": turn.reply_id,
         })
     return Response({**_meta(turn), "content": content, "usage": _usage(turn)},
-                    headers=server_timing(turn.prepared))
+                    headers=server_timing(turn))
 
 
 @get("/api/conversations", summary="The caller's conversations", tags=["chat"])
