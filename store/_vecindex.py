@@ -21,7 +21,7 @@ class Snapshot:
     ids: list[str]
     owners: np.ndarray  # int32 code per row; 0 = shared
     types: np.ndarray  # int32 code per row
-    bits: np.ndarray  # N x words uint64 sign bits
+    bits: np.ndarray  # words x N uint64 sign bits (word-major: one pass per word is fastest)
     floats: np.ndarray  # N x D float16, unit length
     owner_codes: dict[str, int]
     type_codes: dict[str, int]
@@ -37,13 +37,17 @@ class Snapshot:
             mask |= self.owners == self.owner_codes[viewer_id]
         if source_type is not None:
             mask &= self.types == self.type_codes.get(source_type, -1)
-        rows = np.flatnonzero(mask)
-        if rows.size == 0:
+        visible = int(mask.sum())
+        if visible == 0:
             return []
         query = _unit(query.astype(np.float32))
-        if rows.size > rescore:
-            hamming = np.bitwise_count(self.bits[rows] ^ _sign_bits(query)).sum(1, dtype=np.int32)
-            rows = rows[np.argpartition(hamming, rescore)[:rescore]]
+        if visible <= rescore:
+            rows = np.flatnonzero(mask)
+        else:
+            # Scan every row (no copy of the masked subset), then push hidden rows last.
+            hamming = _hamming(self.bits, _sign_bits(query))
+            hamming[~mask] = np.iinfo(hamming.dtype).max
+            rows = np.argpartition(hamming, rescore)[:rescore]
         distance = 1.0 - self.floats[rows].astype(np.float32) @ query
         order = np.lexsort((rows, distance))[:k]
         return [(self.ids[rows[i]], float(distance[i])) for i in order]
@@ -66,11 +70,18 @@ def build(generation: str | None, rows: list[tuple[str, bytes, str, str]], dim: 
         ids=[row[0] for row in rows],
         owners=owners,
         types=types,
-        bits=_sign_bits(matrix),
+        bits=np.ascontiguousarray(_sign_bits(matrix).T),
         floats=matrix.astype(np.float16),
         owner_codes=owner_codes,
         type_codes=type_codes,
     )
+
+
+def _hamming(columns: np.ndarray, query_words: np.ndarray) -> np.ndarray:
+    total = np.zeros(columns.shape[1], dtype=np.uint16)
+    for column, word in zip(columns, query_words, strict=True):
+        total += np.bitwise_count(column ^ word)
+    return total
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
