@@ -4,7 +4,7 @@ unicode61 sees a run of Chinese characters as one token (no spaces), so Chinese
 text would only match whole phrases. Both the indexed text and the query are
 therefore rewritten: every CJK run becomes its overlapping character bigrams
 (the classic CJK indexing scheme); other words pass through. The choice against
-the trigram tokenizer was measured: see evals/retrieval (README there).
+the trigram tokenizer was measured: evals/results/retrieval.md.
 
 User queries never reach FTS5 as syntax: they are reduced to word and bigram
 terms, each double-quoted, joined with OR; `"`, AND, NEAR(, *, : are just text.

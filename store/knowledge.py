@@ -367,7 +367,8 @@ class Knowledge:
 
     def _current_snapshot(self) -> _vecindex.Snapshot:
         conn = self.db.require_vectors()
-        generation = _meta.get(conn, GENERATION_KEY)
+        # The dimension is part of the key: a reindex may switch models under us.
+        generation = f"{_meta.get(conn, GENERATION_KEY)}:{self.db.embed_dim}"
         snapshot = self._snapshot
         if snapshot is not None and snapshot.generation == generation:
             return snapshot

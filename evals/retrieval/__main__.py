@@ -122,7 +122,30 @@ def markdown(result: dict) -> str:
     for name, langs in result["fts_tokenizers"].items():
         lines += [f"| {name} | {lang} | {m['recall@5']:.3f} | {m['mrr']:.3f} |"
                   for lang, m in langs.items()]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *notes(result)]) + "\n"
+
+
+def notes(result: dict) -> list[str]:
+    mrr = {mode: langs["all"]["mrr"] for mode, langs in result["modes"].items()}
+    best_single = max(mrr["keyword"], mrr["semantic"])
+    verdict = ("beats both single modes" if mrr["hybrid"] > best_single
+               else "does NOT beat the best single mode")
+    return [
+        "## Notes", "",
+        f"* Hybrid MRR {mrr['hybrid']:.3f} {verdict} (keyword {mrr['keyword']:.3f}, "
+        f"semantic {mrr['semantic']:.3f}).",
+        "* Where hybrid loses to semantic it is on queries whose words match the wrong "
+        "document (paraphrases, and the four cross-lingual queries q51-q54: an English query "
+        "for a Chinese document matches English documents by keyword only). RRF gives such "
+        "keyword-only ranks equal weight. The corpus is small and every document is one "
+        "chunk, so there is little for keyword search to add on paraphrase queries, while "
+        "identifier queries (pg_restore, deployctl, 429 Retry-After) are where it helps.",
+        "* FTS tokenizer: the shipped CJK-bigram set-up is chosen: unicode61 alone sees a "
+        "Chinese run as one token and almost never matches Chinese queries; trigram cannot "
+        "match 2-character words (most Chinese words) and its 3-character windows straddle "
+        "word boundaries. English results are the same for all three.",
+        "* Per-query rankings are in retrieval.json.",
+    ]
 
 
 def main() -> None:

@@ -159,3 +159,15 @@ def test_vector_search_raises_when_the_dimension_conflicts(tmp_path, knowledge):
         assert store.keyword("keyword", viewer_id="x")[0].entry_id == saved.entry.id
     finally:
         other.close()
+
+
+def test_a_write_from_another_process_refreshes_the_vector_snapshot(db, people):
+    alice, _ = people
+    reader = Knowledge(db)
+    assert reader.semantic(_vec(4), viewer_id=alice.id) == []  # snapshot built (empty)
+    other = Database(db.path, embed_model="test-model", embed_dim=8)  # e.g. `chatsvc index`
+    try:
+        _add(Knowledge(other), text="written elsewhere", vector_seed=4)
+    finally:
+        other.close()
+    assert [h.text for h in reader.semantic(_vec(4), viewer_id=alice.id)] == ["written elsewhere"]
