@@ -159,26 +159,34 @@ class Knowledge:
                 hash=digest, now=now,
             )
             if existing is None:
-                entry_id, status = new_id(), "created"
-                conn.execute(
-                    "INSERT INTO knowledge_entries(id, owner_id, title, source_type, source_id, "
-                    "content, abstract, overview, metadata, content_hash, created_at, updated_at)"
-                    " VALUES (:id, :owner, :title, :type, :source, :content, :abstract, "
-                    ":overview, :metadata, :hash, :now, :now)",
-                    {"id": entry_id, **values},
-                )
+                entry_id, status = self._insert_entry(conn, values), "created"
             else:
                 entry_id, status = existing["id"], "replaced"
                 self._delete_chunks(conn, entry_id)
-                conn.execute(
-                    "UPDATE knowledge_entries SET title = :title, content = :content, "
-                    "abstract = :abstract, overview = :overview, tiers_by = 'extractive', "
-                    "metadata = :metadata, content_hash = :hash, updated_at = :now "
-                    "WHERE id = :id",
-                    {"id": entry_id, **values},
-                )
+                self._update_entry(conn, entry_id, values)
             jobs = self._insert_chunks(conn, entry_id, title, chunks)
             return Saved(self._get(conn, entry_id), status, jobs)
+
+    @staticmethod
+    def _insert_entry(conn, values: dict) -> str:
+        entry_id = new_id()
+        conn.execute(
+            "INSERT INTO knowledge_entries(id, owner_id, title, source_type, source_id, "
+            "content, abstract, overview, metadata, content_hash, created_at, updated_at)"
+            " VALUES (:id, :owner, :title, :type, :source, :content, :abstract, "
+            ":overview, :metadata, :hash, :now, :now)",
+            {"id": entry_id, **values},
+        )
+        return entry_id
+
+    @staticmethod
+    def _update_entry(conn, entry_id: str, values: dict) -> None:
+        conn.execute(
+            "UPDATE knowledge_entries SET title = :title, content = :content, "
+            "abstract = :abstract, overview = :overview, tiers_by = 'extractive', "
+            "metadata = :metadata, content_hash = :hash, updated_at = :now WHERE id = :id",
+            {"id": entry_id, **values},
+        )
 
     def _existing(self, conn, owner_id, source_type, source_id, digest):
         if source_id is not None:
