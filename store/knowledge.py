@@ -21,7 +21,7 @@ import numpy as np
 
 from store import _fts, _meta, _vecindex
 from store._clock import new_id, now_iso
-from store._db import Database
+from store._db import Database, OperationalError
 from store._errors import NotFound
 from store._vectors import EmbedJob
 
@@ -406,15 +406,24 @@ class Knowledge:
         self.db.require_vectors()
         with self.db.transaction() as conn:
             for job, vector in items:
-                conn.execute("DELETE FROM chunk_vec WHERE chunk_id = ?", (job.row_id,))
-                # The chunk may have been replaced while it was being embedded.
-                conn.execute(
-                    "INSERT INTO chunk_vec(chunk_id, embedding, content_hash) "
-                    "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM knowledge_chunks WHERE id = ?)",
-                    (job.row_id, np.asarray(vector, dtype=np.float32).tobytes(),
-                     job.content_hash, job.row_id),
-                )
+                blob = np.asarray(vector, dtype=np.float32).tobytes()
+                try:
+                    _insert_vector(conn, job, blob)
+                except OperationalError as exc:  # vec0 has no upsert: replace an old vector
+                    if "UNIQUE" not in str(exc):
+                        raise
+                    conn.execute("DELETE FROM chunk_vec WHERE chunk_id = ?", (job.row_id,))
+                    _insert_vector(conn, job, blob)
             self._bump(conn)
+
+
+def _insert_vector(conn, job: EmbedJob, blob: bytes) -> None:
+    # The chunk may have been replaced while it was being embedded: then nothing is written.
+    conn.execute(
+        "INSERT INTO chunk_vec(chunk_id, embedding, content_hash) "
+        "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM knowledge_chunks WHERE id = ?)",
+        (job.row_id, blob, job.content_hash, job.row_id),
+    )
 
 
 def _with_score(hit: Hit, score: float) -> Hit:

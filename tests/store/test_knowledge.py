@@ -171,3 +171,11 @@ def test_a_write_from_another_process_refreshes_the_vector_snapshot(db, people):
     finally:
         other.close()
     assert [h.text for h in reader.semantic(_vec(4), viewer_id=alice.id)] == ["written elsewhere"]
+
+
+def test_saving_a_vector_again_replaces_it(knowledge, people):
+    alice, _ = people
+    saved = _add(knowledge, text="re-embedded", vector_seed=1)
+    knowledge.save_embeddings([(saved.jobs[0], _vec(2))])
+    hits = knowledge.semantic(_vec(2), viewer_id=alice.id)
+    assert len(hits) == 1 and hits[0].score == pytest.approx(1.0, abs=1e-3)
