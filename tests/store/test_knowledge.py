@@ -179,3 +179,16 @@ def test_saving_a_vector_again_replaces_it(knowledge, people):
     knowledge.save_embeddings([(saved.jobs[0], _vec(2))])
     hits = knowledge.semantic(_vec(2), viewer_id=alice.id)
     assert len(hits) == 1 and hits[0].score == pytest.approx(1.0, abs=1e-3)
+
+
+def test_keyword_filter_holds_when_the_overfetch_window_is_all_filtered_out(
+    knowledge, people, monkeypatch
+):
+    alice, bob = people
+    monkeypatch.setattr("store.knowledge.KEYWORD_OVERFETCH", 2)
+    for i in range(6):  # better BM25 matches, all invisible to alice or of another type
+        _add(knowledge, owner=bob.id, title="x", text=f"deploy deploy deploy {i}")
+        _add(knowledge, title="y", text=f"deploy deploy {i}", source_type="code")
+    _add(knowledge, title="z", text="deploy notes with many other words in it")
+    hits = knowledge.keyword("deploy", viewer_id=alice.id, source_type="document", limit=1)
+    assert [h.title for h in hits] == ["z"]
