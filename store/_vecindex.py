@@ -1,7 +1,7 @@
 """In-memory KNN over chunk vectors: binary codes for the scan, float16 for rescoring.
 
-sqlite-vec's float KNN is a full scan (~84 ms at 100k x 768 on the 2-core box) and
-its point lookups are slow, so `chunk_vec` stays the persistent source and this
+sqlite-vec's float KNN is a full scan (~84 ms at 100k x 768 on the 2-core box), so
+`chunk_vec` (a plain table of float32 blobs) is the persistent source and this
 snapshot answers queries: hamming distance over sign bits (around the mean vector) picks `rescore`
 candidates, exact cosine over their float16 vectors orders them (figures:
 evals/results/vector_bench.md). Visibility and source_type are masks applied
@@ -58,14 +58,12 @@ def build(generation: str | None, rows: list[tuple[str, bytes, str, str]], dim: 
     """A snapshot from (chunk id, float32 blob, owner id or '', source type) rows."""
     owner_codes: dict[str, int] = {"": 0}
     type_codes: dict[str, int] = {}
-    matrix = np.zeros((len(rows), dim), dtype=np.float32)
-    owners = np.zeros(len(rows), dtype=np.int32)
-    types = np.zeros(len(rows), dtype=np.int32)
-    for i, (_, blob, owner, source_type) in enumerate(rows):
-        matrix[i] = np.frombuffer(blob, dtype=np.float32)
-        owners[i] = owner_codes.setdefault(owner, len(owner_codes))
-        types[i] = type_codes.setdefault(source_type, len(type_codes))
-    matrix = _unit(matrix)
+    blobs = b"".join(row[1] for row in rows)
+    matrix = _unit(np.frombuffer(blobs, dtype=np.float32).reshape(len(rows), dim))
+    owners = np.array([owner_codes.setdefault(row[2], len(owner_codes)) for row in rows],
+                      dtype=np.int32)
+    types = np.array([type_codes.setdefault(row[3], len(type_codes)) for row in rows],
+                     dtype=np.int32)
     # Embedding models share a large mean component; signs around the mean carry the
     # information that signs around zero would spend on that shared offset.
     center = matrix.mean(axis=0) if len(rows) else np.zeros(dim, dtype=np.float32)

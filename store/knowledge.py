@@ -21,7 +21,7 @@ import numpy as np
 
 from store import _fts, _meta, _vecindex
 from store._clock import new_id, now_iso
-from store._db import Database, OperationalError
+from store._db import Database
 from store._errors import NotFound
 from store._vectors import EmbedJob
 
@@ -229,11 +229,11 @@ class Knowledge:
 
     def _delete_chunks(self, conn, entry_id: str) -> None:
         if self.db.vector_state.ok:
-            # Point deletes: vec0 scans the whole table for `chunk_id IN (subquery)`.
-            ids = conn.execute(
-                "SELECT id FROM knowledge_chunks WHERE entry_id = ?", (entry_id,)
-            ).fetchall()
-            conn.executemany("DELETE FROM chunk_vec WHERE chunk_id = ?", ids)
+            conn.execute(
+                "DELETE FROM chunk_vec WHERE chunk_id IN "
+                "(SELECT id FROM knowledge_chunks WHERE entry_id = ?)",
+                (entry_id,),
+            )
             self._bump(conn)
         conn.execute("DELETE FROM knowledge_chunks WHERE entry_id = ?", (entry_id,))
 
@@ -399,11 +399,9 @@ class Knowledge:
             return snapshot
         with self._snapshot_lock:
             if self._snapshot is None or self._snapshot.generation != generation:
-                # CROSS JOIN keeps chunk_vec as the outer (scanned) table: vec0 point
-                # lookups by chunk_id are slow.
                 rows = conn.execute(
                     "SELECT v.chunk_id, v.embedding, ifnull(e.owner_id, ''), e.source_type "
-                    "FROM chunk_vec v CROSS JOIN knowledge_chunks c ON c.id = v.chunk_id "
+                    "FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
                     "JOIN knowledge_entries e ON e.id = c.entry_id"
                 ).fetchall()
                 self._snapshot = _vecindex.build(generation, rows, self.db.embed_dim)
@@ -423,21 +421,13 @@ class Knowledge:
         self.db.require_vectors()
         with self.db.transaction() as conn:
             for job, vector in items:
-                blob = np.asarray(vector, dtype=np.float32).tobytes()
-                try:
-                    _insert_vector(conn, job, blob)
-                except OperationalError as exc:  # vec0 has no upsert: replace an old vector
-                    if "UNIQUE" not in str(exc):
-                        raise
-                    conn.execute("DELETE FROM chunk_vec WHERE chunk_id = ?", (job.row_id,))
-                    _insert_vector(conn, job, blob)
+                # The chunk may have been replaced while it was being embedded: skip it then.
+                conn.execute(
+                    "INSERT INTO chunk_vec(chunk_id, embedding, content_hash) "
+                    "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM knowledge_chunks WHERE id = ?) "
+                    "ON CONFLICT(chunk_id) DO UPDATE SET embedding = excluded.embedding, "
+                    "content_hash = excluded.content_hash",
+                    (job.row_id, np.asarray(vector, dtype=np.float32).tobytes(),
+                     job.content_hash, job.row_id),
+                )
             self._bump(conn)
-
-
-def _insert_vector(conn, job: EmbedJob, blob: bytes) -> None:
-    # The chunk may have been replaced while it was being embedded: then nothing is written.
-    conn.execute(
-        "INSERT INTO chunk_vec(chunk_id, embedding, content_hash) "
-        "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM knowledge_chunks WHERE id = ?)",
-        (job.row_id, blob, job.content_hash, job.row_id),
-    )
