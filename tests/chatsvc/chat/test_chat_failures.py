@@ -206,3 +206,16 @@ def _fallback_turn(services, upstream, reason):
     block = upstream.requests[-1].body["messages"][1]["content"]
     assert block.startswith("RECENT POSTS") and "[Post 1]\nExcerpt 1" in block
     assert "Post 0" not in block
+
+
+def test_overall_timeout_ends_the_turn_and_keeps_the_partial(
+    client, alice, upstream, services, monkeypatch
+):
+    monkeypatch.setattr(services, "settings",
+                        services.settings.with_overrides(llm_timeout_seconds=0.6))
+    upstream.script(Reply(chunks=["a", "b", "c"], chunk_delay=0.4))
+    events = chat(client, alice[1], "slow")
+    assert [kind for kind, _ in events] == ["meta", "delta", "error"]
+    assert events[-1][1]["code"] == "timeout"
+    assert stored(client, alice[1], events[0][1]["conversation_id"]) == [
+        ("user", "slow", "complete"), ("assistant", "a", "error")]
