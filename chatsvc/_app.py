@@ -14,11 +14,22 @@ from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
 from chatsvc.extraction import schedule
-from chatsvc.routes import extraction, fact_sheet, facts, health, memory
+from chatsvc.routes import (
+    chat,
+    extraction,
+    fact_sheet,
+    facts,
+    health,
+    knowledge,
+    memory,
+    openai_api,
+    posts,
+)
 
 ROUTES = [
-    health.health, health.me, memory.router, *facts.ROUTES, fact_sheet.latest_sheet,
-    fact_sheet.generate_sheet, extraction.extract_facts,
+    health.health, health.me, fact_sheet.latest_sheet, fact_sheet.generate_sheet,
+    extraction.extract_facts, *facts.ROUTES, memory.router, *knowledge.ROUTES, *posts.ROUTES,
+    *chat.ROUTES, *openai_api.ROUTES,
 ]
 
 

