@@ -14,11 +14,11 @@ from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
 from chatsvc.extraction import schedule
-from chatsvc.routes import extraction, fact_sheet, facts, health, memory
+from chatsvc.routes import console, extraction, fact_sheet, facts, health, memory
 
 ROUTES = [
     health.health, health.me, memory.router, *facts.ROUTES, fact_sheet.latest_sheet,
-    fact_sheet.generate_sheet, extraction.extract_facts,
+    fact_sheet.generate_sheet, extraction.extract_facts, *console.ROUTES,
 ]
 
 
