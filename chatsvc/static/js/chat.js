@@ -49,7 +49,8 @@ function sourceItem(source) {
   const measure = source.distance !== undefined && source.distance !== null
     ? `distance ${Number(source.distance).toFixed(3)}`
     : source.score !== undefined && source.score !== null ? `score ${Number(source.score).toFixed(3)}` : '';
-  return h('li', {}, badge(source.type), ' ', source.title || source.id,
+  return h('li', { 'data-type': source.type, 'data-id': source.id },
+    badge(source.type), ' ', source.title || source.id,
     measure && h('span', { class: 'muted' }, ` · ${measure}`));
 }
 

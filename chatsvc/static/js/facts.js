@@ -26,11 +26,14 @@ export function init() {
     clearSearch();
   });
   slider.addEventListener('input', () => {
-    $('fact-strictness-value').value = Number(slider.value).toFixed(1);
+    $('fact-strictness-value').value = maxDistance();
     if (input.value.trim()) searchSoon();
   });
   $('fact-category').addEventListener('change', refresh);
 }
+
+/** The slider's value is the search's max_distance ("1.0", not the range's "1"). */
+const maxDistance = () => Number($('fact-strictness').value).toFixed(1);
 
 export function show() {
   refresh();
@@ -56,7 +59,7 @@ async function search(query, signal) {
   $('fact-results').setAttribute('aria-busy', 'true');
   try {
     const { results } = await api.get('/api/facts/search', {
-      q: query, limit: SEARCH_LIMIT, max_distance: $('fact-strictness').value,
+      q: query, limit: SEARCH_LIMIT, max_distance: maxDistance(),
     }, signal);
     say($('fact-status'), results.length ? `${results.length} matching facts` : 'No matching facts found');
     $('fact-results').replaceChildren(

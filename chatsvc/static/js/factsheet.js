@@ -12,7 +12,7 @@ export function show() {
 }
 
 async function load() {
-  say($('sheet-status'), 'Loading…');
+  if (!$('sheet-facts').children.length) say($('sheet-status'), 'Loading…');
   try {
     render(await api.get('/api/fact-sheet'));
   } catch (error) {
@@ -43,6 +43,6 @@ function render(sheet) {
   $('sheet-facts').replaceChildren(...facts.map((fact) => h('li', { class: 'fact' },
     h('div', { class: 'row' },
       badge(fact.category),
-      h('span', { class: 'badge badge-score', title: 'score' }, `score ${Number(fact.score).toFixed(2)}`)),
+      h('span', { class: 'badge badge-score', title: 'score' }, `score ${Number(fact.score).toFixed(3)}`)),
     h('span', { class: 'fact-text' }, fact.fact))));
 }

@@ -85,14 +85,14 @@ async function openEntry(id) {
   try {
     const entry = await api.get(`/api/knowledge/${encodeURIComponent(id)}`);
     const section = (title, ...content) => h('section', {}, h('h4', {}, title), ...content);
+    const metadata = entry.metadata && Object.keys(entry.metadata).length ? entry.metadata : null;
     detail.replaceChildren(
       h('h3', { tabindex: '-1' }, entry.title), h('p', {}, badge(entry.source_type),
         entry.source_id ? ` ${entry.source_id}` : '', ' · updated ', timeEl(entry.updated_at)),
       section('Abstract', h('p', {}, entry.abstract || '—')),
       section('Overview', h('p', { class: 'prewrap' }, entry.overview || '—')),
       section('Full content', h('pre', { class: 'content' }, entry.content || '')),
-      entry.metadata && Object.keys(entry.metadata).length
-        ? section('Metadata', h('pre', {}, JSON.stringify(entry.metadata, null, 2))) : null);
+      ...(metadata ? [section('Metadata', h('pre', {}, JSON.stringify(metadata, null, 2)))] : []));
     detail.hidden = false;
     detail.querySelector('h3').focus();
   } catch (error) {

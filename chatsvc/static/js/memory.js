@@ -27,8 +27,8 @@ export function show() {
 
 function memoryCard(memory, extra) {
   return h('li', { class: 'memory', 'data-id': memory.id },
-    h('div', { class: 'row' }, badge(memory.type), badge(memory.scope),
-      memory.project_id && h('span', { class: 'muted' }, `project ${memory.project_id}`),
+    h('div', { class: 'row' }, badge(memory.type),
+      badge(memory.project_id ? `project: ${memory.project_id}` : memory.scope, memory.scope),
       extra),
     h('p', { class: 'memory-content' }, memory.content),
     h('small', { class: 'muted' }, 'added ', timeEl(memory.created_at)));
