@@ -50,7 +50,7 @@ function sourceItem(source) {
     ? `distance ${Number(source.distance).toFixed(3)}`
     : source.score !== undefined && source.score !== null ? `score ${Number(source.score).toFixed(3)}` : '';
   return h('li', { 'data-type': source.type, 'data-id': source.id },
-    badge(source.type), ' ', source.title || source.id,
+    badge(source.type), ' ', h('span', { class: 'source-name' }, source.title || source.id),
     measure && h('span', { class: 'muted' }, ` · ${measure}`));
 }
 
@@ -67,9 +67,32 @@ function showMeta(answer, meta) {
       meta.degraded_reason ? ` (${meta.degraded_reason})` : '', '.'));
   }
   const sources = meta.sources || [];
-  answer.el.append(h('section', { class: 'sources', 'aria-label': 'Sources' },
+  const region = h('section', { class: 'sources', 'aria-label': 'Sources' },
     h('h4', {}, `Sources (${sources.length})`),
-    sources.length ? h('ul', {}, sources.map(sourceItem)) : h('p', { class: 'muted' }, 'none')));
+    sources.length ? h('ul', {}, sources.map(sourceItem)) : h('p', { class: 'muted' }, 'none'));
+  answer.el.append(region);
+  nameSources(region, sources);
+}
+
+// Fact and memory sources carry only ids: show their text, looked up in the lists.
+const LOOKUPS = {
+  fact: ['/api/facts', { limit: 200 }, (body) => body.facts.map((f) => [f.id, f.fact])],
+  memory: ['/api/memory', {}, (body) => body.memories.map((m) => [m.id, m.content])],
+};
+
+async function nameSources(region, sources) {
+  for (const [type, [path, query, pairs]] of Object.entries(LOOKUPS)) {
+    if (!sources.some((s) => s.type === type && !s.title)) continue;
+    try {
+      const names = new Map(pairs(await api.get(path, query)));
+      for (const item of region.querySelectorAll(`li[data-type="${type}"]`)) {
+        const name = names.get(item.dataset.id);
+        if (name) item.querySelector('.source-name').textContent = name;
+      }
+    } catch {
+      // The ids stay on screen; the answer itself is unaffected.
+    }
+  }
 }
 
 function showDone(answer, done) {

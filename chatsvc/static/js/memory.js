@@ -55,12 +55,17 @@ async function add() {
   const body = { content: $('memory-content').value, type: $('memory-type').value, scope };
   if (scope === 'project') body.project_id = $('memory-project').value.trim();
   say($('memory-form-error'), '');
+  const button = $('memory-form').querySelector('button[type="submit"]');
+  button.disabled = true;
   try {
     await api.post('/api/memory', body);
-    $('memory-content').value = '';
-    load();
+    // Keep whatever was typed meanwhile; clear only the text that was saved.
+    if ($('memory-content').value === body.content) $('memory-content').value = '';
+    await load();
   } catch (error) {
     say($('memory-form-error'), api.describe(error), 'error');
+  } finally {
+    button.disabled = false;
   }
 }
 

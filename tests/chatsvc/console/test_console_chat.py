@@ -86,10 +86,25 @@ def test_chat_streams_the_answer_as_it_arrives(page, live, alice, upstream):
     region = message.get_by_role("region", name="Sources")
     source = region.locator(f'li[data-type="fact"][data-id="{fact["id"]}"]')
     expect(source).to_contain_text("distance 0.")
+    expect(source.locator(".source-name")).to_have_text("Alice loves hiking in the Alps")
     expect(message.locator(".msg-foot")).to_contain_text("finish: stop")
     expect(page.locator("#conversation-list li")).to_have_count(1)
     assert upstream.requests[-1].body["messages"][-1]["content"] == "Where should I go hiking?"
     shot(page, "chat-done")
+
+    # The conversation is kept server-side: reopen it from the list, then continue it.
+    page.get_by_role("button", name="New chat").click()
+    expect(page.locator("#transcript article")).to_have_count(0)
+    page.locator("#conversation-list .open").filter(has_text="Where should I go hiking?").click()
+    expect(page.locator("#transcript .content")).to_have_text(
+        ["Where should I go hiking?", "".join(chunks)])
+    upstream.script(Reply(chunks=["Chamonix."]))
+    page.get_by_label("Message", exact=True).fill("Which town?")
+    page.get_by_label("Message", exact=True).press("Enter")
+    expect(page.locator(".msg-assistant .content").last).to_have_text("Chamonix.")
+    sent = [m["content"] for m in upstream.requests[-1].body["messages"]]
+    assert sent[-3:] == ["Where should I go hiking?", "".join(chunks), "Which town?"]
+    expect(page.locator("#conversation-list li")).to_have_count(1)
 
 
 @pytest.fixture
@@ -99,6 +114,7 @@ def embeddings_down(isolated_env, upstream, monkeypatch) -> Settings:
     monkeypatch.setenv("CHATSVC_EMBEDDINGS", "ollama")
     monkeypatch.setenv("OLLAMA_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CHATSVC_EMBED_TIMEOUT", "2")
+    monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
     return Settings.from_env()
 
 
@@ -106,8 +122,12 @@ def test_fallback_badge_when_embeddings_are_down(page, embeddings_down, upstream
                                                 console_errors):
     services = Services.open(embeddings_down)
     _, token = services.users.add("carol")
+    _, admin_token = services.users.add("root", admin=True)
     upstream.script(Reply(chunks=["Here is ", "what I know."]))
     with LiveServer(create_app(services=services)) as server:
+        server.api("POST", "/api/posts", {"Authorization": f"Bearer {admin_token}"}, json={
+            "title": "Release 2.0 is out", "content": "Version 2.0 adds dark mode.",
+            "published": True})
         sign_in(page, server, {"Authorization": f"Bearer {token}"})
         page.get_by_label("Message", exact=True).fill("What is new?")
         page.get_by_role("button", name="Send").click()
@@ -115,6 +135,8 @@ def test_fallback_badge_when_embeddings_are_down(page, embeddings_down, upstream
         expect(message.locator(".content")).to_have_text("Here is what I know.")
         expect(message.locator(".badge-fallback")).to_have_text("fallback")
         expect(message.locator(".notice")).to_contain_text("retrieval is unavailable")
+        # The fallback answer is grounded on the latest published post, listed as its source.
+        expect(message.locator('li[data-type="post"]')).to_contain_text("Release 2.0 is out")
         shot(page, "chat-fallback")
         # Fact search needs embeddings: the page says so instead of failing silently.
         page.get_by_role("tab", name="Facts").click()
