@@ -19,6 +19,9 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** plural(1, 'fact') -> '1 fact', plural(2, 'memory', 'memories') -> '2 memories' */
+export const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 export function badge(text, kind = text) {
   return h('span', { class: `badge badge-${String(kind).replace(/[^a-z0-9-]/gi, '')}` }, text);
 }

@@ -2,7 +2,7 @@
 // strictness slider (its value is sent as max_distance).
 
 import * as api from './api.js';
-import { $, badge, debounce, h, say, timeEl } from './dom.js';
+import { $, badge, debounce, h, plural, say, timeEl } from './dom.js';
 
 const CATEGORIES = ['core', 'technical', 'project', 'transient'];
 const LIST_LIMIT = 200;
@@ -30,6 +30,25 @@ export function init() {
     if (input.value.trim()) searchSoon();
   });
   $('fact-category').addEventListener('change', refresh);
+  $('fact-extract').addEventListener('click', extract);
+}
+
+/** Run extraction over the caller's new messages now, then show the updated list. */
+async function extract() {
+  const button = $('fact-extract');
+  button.disabled = true;
+  say($('fact-status'), 'Extracting facts from your new messages…');
+  try {
+    const result = await api.post('/api/facts/extract', {});
+    await refresh();
+    const failed = result.failed_batches ? ` · ${result.failed_batches} batches failed: ${result.errors.join('; ')}` : '';
+    say($('fact-status'), `Extraction: ${result.new_facts} new, ${result.referenced} referenced, `
+      + `${result.superseded} superseded${failed}`, failed ? 'warn' : '');
+  } catch (error) {
+    say($('fact-status'), `Extraction failed: ${api.describe(error)}`, 'error');
+  } finally {
+    button.disabled = false;
+  }
 }
 
 /** The slider's value is the search's max_distance ("1.0", not the range's "1"). */
@@ -61,7 +80,8 @@ async function search(query, signal) {
     const { results } = await api.get('/api/facts/search', {
       q: query, limit: SEARCH_LIMIT, max_distance: maxDistance(),
     }, signal);
-    say($('fact-status'), results.length ? `${results.length} matching facts` : 'No matching facts found');
+    say($('fact-status'), results.length ? plural(results.length, 'matching fact')
+      : 'No matching facts found');
     $('fact-results').replaceChildren(
       h('ul', { class: 'plain-list cards', 'aria-label': 'Search results' }, results.map(resultItem)));
   } catch (error) {
@@ -87,7 +107,7 @@ async function list(signal) {
     const category = $('fact-category').value;
     const { facts, total } = await api.get('/api/facts', { category, limit: LIST_LIMIT }, signal);
     $('fact-total').textContent = facts.length < total
-      ? `showing ${facts.length} of ${total}` : `${total} facts`;
+      ? `showing ${facts.length} of ${total}` : plural(total, 'fact');
     say($('fact-status'), facts.length ? '' : 'No facts yet: they are extracted from your chats.');
     const groups = CATEGORIES.map((name) => [name, facts.filter((f) => f.category === name)])
       .filter(([, items]) => items.length);

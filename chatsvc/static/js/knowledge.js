@@ -1,7 +1,7 @@
 // Knowledge tab: stats bar, browse, hybrid/semantic/keyword search, entry detail.
 
 import * as api from './api.js';
-import { $, badge, h, say, timeEl } from './dom.js';
+import { $, badge, h, plural, say, timeEl } from './dom.js';
 
 const KNOWN_TYPES = ['document', 'code', 'post'];
 
@@ -25,7 +25,7 @@ async function loadStats() {
   try {
     const stats = await api.get('/api/knowledge/stats');
     const byType = stats.by_source_type || {};
-    $('kb-stats').replaceChildren(h('strong', {}, `${stats.total} entries`),
+    $('kb-stats').replaceChildren(h('strong', {}, plural(stats.total, 'entry', 'entries')),
       ...Object.entries(byType).map(([type, count]) => h('span', { class: 'chip' }, badge(type), ` ${count}`)));
     const select = $('kb-source-type');
     const chosen = select.value;
@@ -48,7 +48,7 @@ async function browse() {
   try {
     const { entries, total } = await api.get('/api/knowledge',
       { source_type: $('kb-source-type').value, limit: 50 });
-    say($('kb-status'), entries.length ? `${total} entries (newest first)` : 'The knowledge base is empty.');
+    say($('kb-status'), entries.length ? `${plural(total, 'entry', 'entries')} (newest first)` : 'The knowledge base is empty.');
     $('kb-results').replaceChildren(...entries.map((entry) => resultCard(entry, entry.id,
       h('p', {}, entry.abstract || ''))));
   } catch (error) {
@@ -63,7 +63,7 @@ async function search(query) {
     const result = await api.post('/api/knowledge/search',
       { query, mode, limit: 20, source_type: $('kb-source-type').value || null });
     const note = result.degraded_reason ? ` · ${result.mode} only: ${result.degraded_reason}` : '';
-    say($('kb-status'), `${result.results.length ? `${result.results.length} results` : 'No matching entries found'}${note}`,
+    say($('kb-status'), `${result.results.length ? plural(result.results.length, 'result') : 'No matching entries found'}${note}`,
       result.degraded_reason ? 'warn' : '');
     $('kb-results').replaceChildren(...result.results.map((hit) => resultCard(hit, hit.entry_id,
       h('p', { class: 'snippet' }, hit.snippet || hit.abstract || ''),

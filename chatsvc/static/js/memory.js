@@ -1,7 +1,7 @@
 // Memory tab: list, add, soft delete, and what a chat turn would inject.
 
 import * as api from './api.js';
-import { $, badge, h, say, timeEl } from './dom.js';
+import { $, badge, h, plural, say, timeEl } from './dom.js';
 
 export function init() {
   $('memory-filter').addEventListener('submit', (event) => {
@@ -38,7 +38,7 @@ async function load() {
   say($('memory-status'), 'Loading…');
   try {
     const { memories } = await api.get('/api/memory', { project_id: $('memory-project-filter').value.trim() });
-    say($('memory-status'), memories.length ? `${memories.length} memories` : 'No memories yet.');
+    say($('memory-status'), memories.length ? plural(memories.length, 'memory', 'memories') : 'No memories yet.');
     $('memory-list').replaceChildren(...memories.map((memory) => memoryCard(memory,
       h('button', {
         type: 'button', class: 'secondary small push-right',

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import expect
 
+from chatsvc.testing import Reply
 from tests.chatsvc.console.conftest import shot, sign_in
 
 FACTS = [
@@ -102,3 +104,28 @@ def test_fact_sheet_empty_then_generated(page, live, alice):
     page.get_by_role("tab", name="Fact sheet").click()  # reloads the stored sheet
     expect(items).to_have_count(len(FACTS))
     shot(page, "fact-sheet")
+
+
+def test_extract_now_turns_a_chat_into_facts_with_their_extraction_time(page, live, alice,
+                                                                        upstream):
+    _, headers = alice
+    upstream.script(Reply(chunks=["Noted."]))
+    sign_in(page, live, headers)
+    page.get_by_label("Message", exact=True).fill("I use Go at work.")
+    page.get_by_label("Message", exact=True).press("Enter")
+    expect(page.locator(".msg-assistant .content")).to_have_text("Noted.")
+
+    extracted = {"new_facts": [{"category": "technical", "fact": "Alice uses Go at work"}],
+                 "referenced": [], "superseded": []}
+    upstream.script(Reply(chunks=[json.dumps(extracted)]))
+    page.get_by_role("tab", name="Facts").click()
+    expect(page.locator("#fact-status")).to_contain_text("No facts yet")
+    page.get_by_role("button", name="Extract facts now").click()
+    expect(page.locator("#fact-status")).to_have_text(
+        "Extraction: 1 new, 0 referenced, 0 superseded")
+    fact = page.locator(".fact-group li")
+    expect(fact).to_have_count(1)
+    expect(fact).to_contain_text("Alice uses Go at work")
+    expect(fact.locator(".fact-time time")).not_to_have_text("never")
+    assert "I use Go at work." in json.dumps(upstream.requests[-1].body["messages"])
+    shot(page, "facts-extracted")
