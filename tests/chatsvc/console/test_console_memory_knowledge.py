@@ -60,7 +60,7 @@ def test_memory_add_preview_and_soft_delete(page, live, alice):
     expect(page.locator("#preview-stable")).not_to_contain_text("bullet points")
 
 
-def test_memory_form_shows_the_servers_validation_error(page, live, alice, console_errors):
+def test_memory_form_shows_errors_and_keeps_markup_as_text(page, live, alice, console_errors):
     sign_in(page, live, alice[1], tab="memory")
     form = page.locator("#memory-form")
     form.get_by_label("Content").fill("   ")
@@ -68,6 +68,14 @@ def test_memory_form_shows_the_servers_validation_error(page, live, alice, conso
     expect(form.get_by_role("alert")).to_contain_text("(HTTP 400)")
     assert all("400" in e for e in console_errors), console_errors  # Chromium logs the 400
     console_errors.clear()
+
+    # Stored text is shown as text, never parsed as HTML.
+    markup = '<img src="/nope" onerror="window.pwned = 1">'
+    form.get_by_label("Content").fill(markup)
+    form.get_by_role("button", name="Add memory").click()
+    expect(page.locator("#memory-list .memory-content")).to_have_text(markup)
+    expect(page.locator("#memory-list img")).to_have_count(0)
+    assert page.evaluate("window.pwned") is None
 
 
 DOCS = [
