@@ -175,3 +175,19 @@ def test_search_degrades_when_the_vector_store_conflicts(settings, local_embedde
             assert body["results"][0]["entry_id"] == created["id"]
     finally:
         services.db.close()
+
+
+def test_chat_hook_searches_with_a_precomputed_query_vector(services, alice):
+    user, _ = alice
+
+    async def run():
+        await services.knowledge.index(owner_id=user.id, title="Rota", source_type="document",
+                                       content="The on-call rota hands over on Mondays.")
+        vector = await services.embedder.embed_query("when is the on-call handover")
+        return await services.knowledge.search_with_vector(user.id, "on-call handover", vector)
+
+    import anyio
+
+    hits = anyio.run(run)
+    assert [h.title for h in hits] == ["Rota"]
+    assert hits[0].text.startswith("The on-call rota")

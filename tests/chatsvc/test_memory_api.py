@@ -2,6 +2,7 @@
 
 import pytest
 
+from chatsvc import Settings, SettingsError
 from chatsvc.memory import memory_injection
 
 PREVIEW = "/api/memory/injection-preview"
@@ -180,3 +181,14 @@ def test_preview_validates_its_body(client, alice):
         response = client.post(PREVIEW, headers=headers, json=body)
         assert response.status_code == 400
         assert response.json()["detail"].startswith(f"{field}:")
+
+
+def test_memory_settings_come_from_the_environment():
+    settings = Settings.from_env({"CHATSVC_MEMORY_BASELINE_MAX_ITEMS": "7",
+                                  "CHATSVC_MEMORY_QUERY_MAX_CHARS": "900",
+                                  "CHATSVC_EMBEDDINGS": "local"})
+    assert (settings.memory_baseline_max_items, settings.memory_query_max_chars) == (7, 900)
+    with pytest.raises(SettingsError, match="CHATSVC_MEMORY_TOP_K"):
+        Settings.from_env({"CHATSVC_MEMORY_TOP_K": "5000", "CHATSVC_EMBEDDINGS": "local"})
+    with pytest.raises(SettingsError, match="CHATSVC_MEMORY_MAX_CHARS"):
+        Settings.from_env({"CHATSVC_MEMORY_MAX_CHARS": "0", "CHATSVC_EMBEDDINGS": "local"})

@@ -12,10 +12,13 @@ NASTY = [
 
 
 def test_query_builder_quotes_terms_and_splits_cjk_into_bigrams():
-    assert query_terms('Hybrid "search" AND NEAR(x') == ["hybrid", "search", "and", "near", "x"]
+    assert query_terms('Hybrid "search" AND NEAR(x') == ["hybrid", "search", "near", "x"]
+    assert query_terms("how do I reset the password") == ["reset", "password"]
+    assert query_terms("what is it") == ["what", "is", "it"]  # only stopwords: keep them
+    assert query_terms("怎么重置") == ["么重", "重置"]
     assert query_terms("向量数据库 BM25") == ["向量", "量数", "数据", "据库", "bm25"]
     assert query_terms("库") == ["库"]
-    assert match_query("a:b") == '"a" OR "b"'
+    assert match_query("x:y") == '"x" OR "y"'
     assert match_query('"*:') is None
     assert index_text("用向量检索") == " 用向 向量 量检 检索 "
 

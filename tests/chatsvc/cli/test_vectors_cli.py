@@ -33,18 +33,25 @@ def test_embed_facts_backfills_once_and_is_idempotent(settings, local_embedder, 
     services.db.close()
 
 
-def test_reindex_clears_a_dimension_conflict(settings, local_embedder, capsys):
+def test_reindex_clears_a_dimension_conflict_for_every_store(settings, local_embedder, capsys):
     Database(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
     user = _facts_without_vectors(settings, local_embedder,
                                   ["Erin keeps bees", "Erin speaks Welsh"])
+    services = Services.open(settings, embedder=local_embedder)
+    services.memories.create(user.id, type="preference", scope="global",
+                             content="Answer in short sentences")
+    services.db.close()
     assert main(["embed-facts"]) == 1
     assert "CONFLICT" in capsys.readouterr().err
     assert main(["reindex"]) == 0
-    assert "facts: embedded 2 rows in 1 batch" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "facts: embedded 2 rows in 1 batch" in out
+    assert "memory: embedded 1 row in 1 batch" in out  # every registered store
 
     services = Services.open(settings, embedder=local_embedder)
     try:
         assert services.db.vector_state.ok
+        assert services.memories.unembedded(limit=10) == []
         hits = asyncio.run(services.fact_service.search(user.id, "honey and hives"))
         assert hits[0].fact.fact == "Erin keeps bees"
     finally:
