@@ -30,7 +30,9 @@ ADMIN_ONLY = {
     ("PATCH", "/api/posts/{post_id:str}"): {"title": "defaced"},
     ("DELETE", "/api/posts/{post_id:str}"): None,
 }
-NOT_AN_OBJECT = {("GET", "/schema/{path:str}")}  # Litestar's schema UI assets
+# Litestar's schema UI assets and the console's static files (path traversal: test_security).
+NOT_AN_OBJECT = {("GET", "/schema/{path:str}"), ("GET", "/static/{file_path:path}"),
+                 ("HEAD", "/static/{file_path:path}")}
 
 
 def app_routes(client) -> set[tuple[str, str]]:

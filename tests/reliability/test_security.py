@@ -133,10 +133,16 @@ def test_no_route_takes_a_server_path(client, alice):
     assert created.status_code == 201, created.text
     entry = client.get(f"/api/knowledge/{created.json()['id']}", headers=alice[1]).json()
     assert entry["content"] == doc["content"] and "root:" not in str(entry)
+    assert client.get("/static/console.css").status_code == 200  # the one route serving files
     for probe in ("/schema/..%2F..%2F..%2Fetc%2Fpasswd", "/schema/../../etc/passwd",
-                  "/static/..%2F..%2Fetc%2Fpasswd", "/schema/%2Fetc%2Fpasswd"):
+                  "/static/..%2F..%2Fetc%2Fpasswd", "/schema/%2Fetc%2Fpasswd",
+                  "/static/%2Fetc%2Fpasswd", "/static/..%2F_settings.py",
+                  "/static/..%2F..%2Fpyproject.toml", "/static/%2e%2e/%2e%2e/pyproject.toml",
+                  "/static/....//....//pyproject.toml"):
         response = client.get(probe, headers=alice[1])
-        assert "root:" not in response.text and response.status_code in (401, 404), probe
+        assert response.status_code in (401, 404), (probe, response.status_code)
+        assert "root:" not in response.text and "[project]" not in response.text, probe
+        assert "class Settings" not in response.text, probe
 
 
 def test_retrieved_injection_stays_in_the_untrusted_user_block(client, alice, upstream):
