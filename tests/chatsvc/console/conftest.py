@@ -71,7 +71,10 @@ def live(services):
         yield server
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an asyncio loop running
+# on the main thread while it is open, and every anyio test after it then fails
+# with "Cannot run the event loop while another loop is running".
+@pytest.fixture(scope="package")
 def browser():
     if not CHROMIUM.exists():
         pytest.fail(
