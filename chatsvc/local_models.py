@@ -69,8 +69,11 @@ class LlamaServer:
             "--cache", "true",
         ]
         log.info("starting local LLM: %s on %s", model.name, self.base_url)
+        # llama.cpp logs a lot; a pipe nobody reads would fill up and block the server.
+        self.log_path = self.cache_dir / f"llama-server-{self.port}.log"
+        self._log = self.log_path.open("w")
         self._process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            command, stdout=subprocess.DEVNULL, stderr=self._log, preexec_fn=_die_with_parent
         )
         self._wait_ready()
         return self
@@ -79,7 +82,8 @@ class LlamaServer:
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                error = self._process.stderr.read()[-2000:]
+                error = self.log_path.read_text(errors="replace")[-2000:]
+                self.stop()
                 raise RuntimeError(f"llama_cpp.server exited at start-up: {error}")
             try:
                 if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
@@ -99,7 +103,8 @@ class LlamaServer:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
-        self._process.stderr.close()
+        self._log.close()
+        self.log_path.unlink(missing_ok=True)
         self._process = None
 
     def __enter__(self) -> LlamaServer:
@@ -107,6 +112,16 @@ class LlamaServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGTERM the server when chatsvc exits, even when uvicorn re-raises the
+    shutdown signal and our `finally` blocks never run."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def ollama_reachable(url: str, timeout: float = 1.0) -> bool:

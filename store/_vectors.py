@@ -21,6 +21,11 @@ VECTOR_TABLES: dict[str, str] = {
         "fact_id TEXT PRIMARY KEY, user_id TEXT partition key, "
         "embedding float[{dim}] distance_metric=cosine, +content_hash TEXT)"
     ),
+    "user_memory_vec": (
+        "CREATE VIRTUAL TABLE IF NOT EXISTS user_memory_vec USING vec0("
+        "memory_id TEXT PRIMARY KEY, user_id TEXT partition key, "
+        "embedding float[{dim}] distance_metric=cosine, +content_hash TEXT)"
+    ),
     # Knowledge chunks (store/knowledge.py): a plain table of float32[{dim}] blobs, not
     # vec0. Search runs on an in-memory snapshot (store/_vecindex.py) that must be
     # reloaded after other processes' writes; reading 100k x 768 vectors out of vec0

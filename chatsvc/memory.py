@@ -1,0 +1,229 @@
+"""User memory for requests and chat turns.
+
+Writes are validated and keep the vector index in step (embedding failure never
+fails a save: the row waits for backfill). `memory_injection` is what a chat
+turn calls: the deterministic baseline for the stable prefix plus semantic
+recall for the per-message block, degrading to the baseline alone, with a
+reason and a log line, whenever recall cannot run.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chatsvc._errors import ChatsvcError, EmbeddingError
+from chatsvc._services import Services
+from chatsvc._threads import in_thread, in_thread_shielded
+from context.memory import Budget, select_baseline, select_semantic, stable_hash
+from store import Memory, VectorUnavailable
+from store._db import OperationalError
+from store.memory import MEMORY_TYPES, SCOPES
+
+log = logging.getLogger("chatsvc.memory")
+
+MAX_PROJECT_ID_CHARS = 200
+
+# degraded_reason values (API: `degraded_reason`); the log line carries the detail.
+EMPTY_QUERY = "empty_query"
+VECTOR_STORE_UNAVAILABLE = "vector_store_unavailable"
+DIMENSION_CONFLICT = "dimension_conflict"
+EMBEDDINGS_UNAVAILABLE = "embeddings_unavailable"
+
+
+class InvalidMemory(ChatsvcError):
+    """A memory field is invalid; `field` names it (answered as 400)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class MemoryFields:
+    type: str
+    scope: str
+    project_id: str | None
+    content: str
+
+
+@dataclass(frozen=True)
+class MemoryInjection:
+    memory: list[Memory]  # baseline: stable prefix
+    semantic_memory: list[tuple[Memory, float]]  # (memory, cosine distance): per message
+    mode: str  # "semantic" | "deterministic"
+    degraded_reason: str | None
+    version: int  # Memories.version at the time the baseline was read
+    stable_prefix_hash: str
+
+
+def validated(fields: MemoryFields, *, max_chars: int) -> MemoryFields:
+    """`fields` with content stripped, or InvalidMemory naming the first bad field."""
+    _check_choice("type", fields.type, MEMORY_TYPES)
+    _check_choice("scope", fields.scope, SCOPES)
+    content = fields.content.strip()
+    if not content:
+        raise InvalidMemory("content", "must not be empty")
+    if len(content) > max_chars:
+        raise InvalidMemory("content", f"is {len(content)} characters; the limit is {max_chars}")
+    project_id = fields.project_id
+    if fields.scope == "project":
+        if project_id is None or not project_id.strip():
+            raise InvalidMemory("project_id", "is required when scope is project")
+        if len(project_id) > MAX_PROJECT_ID_CHARS:
+            raise InvalidMemory("project_id", f"is longer than {MAX_PROJECT_ID_CHARS} characters")
+    elif project_id is not None:
+        raise InvalidMemory("project_id", "is only allowed when scope is project")
+    return MemoryFields(fields.type, fields.scope, project_id, content)
+
+
+def _check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InvalidMemory(field, f"must be one of {', '.join(choices)} (got {value!r})")
+
+
+def patched(current: Memory, changes: Mapping[str, object]) -> MemoryFields:
+    """`current` with `changes` applied; a switch to global scope drops the project."""
+    scope = changes.get("scope", current.scope)
+    if "project_id" in changes:
+        project_id = changes["project_id"]
+    else:
+        project_id = current.project_id if scope == "project" else None
+    return MemoryFields(
+        type=changes.get("type", current.type),
+        scope=scope,
+        project_id=project_id,
+        content=changes.get("content", current.content),
+    )
+
+
+async def _embed_document(services: Services, content: str) -> list[float] | None:
+    """The content's vector, or None (logged) when it cannot be stored now."""
+    if not services.db.vector_state.ok:
+        return None
+    try:
+        [vector] = await services.embedder.embed_documents([content])
+    except EmbeddingError as exc:
+        log.warning("memory saved without embedding (left for backfill): %s", exc)
+        return None
+    if len(vector) != services.db.embed_dim:
+        log.warning("memory saved without embedding: %d-d vector for a %d-d index",
+                    len(vector), services.db.embed_dim)
+        return None
+    return vector
+
+
+async def create_memory(
+    services: Services, user_id: str, fields: MemoryFields, *, origin: str = "manual"
+) -> Memory:
+    fields = validated(fields, max_chars=services.settings.memory_max_chars)
+    vector = await _embed_document(services, fields.content)
+    return await in_thread_shielded(
+        services.memories.create, user_id, type=fields.type, scope=fields.scope,
+        project_id=fields.project_id, content=fields.content, origin=origin, embedding=vector,
+    )
+
+
+async def update_memory(
+    services: Services, user_id: str, memory_id: str, changes: Mapping[str, object]
+) -> Memory:
+    current = await in_thread(services.memories.get, user_id, memory_id)
+    fields = validated(patched(current, changes), max_chars=services.settings.memory_max_chars)
+    changed = fields.content != current.content
+    vector = await _embed_document(services, fields.content) if changed else None
+    return await in_thread_shielded(
+        services.memories.update, user_id, memory_id, type=fields.type, scope=fields.scope,
+        project_id=fields.project_id, content=fields.content, embedding=vector,
+    )
+
+
+async def delete_memory(services: Services, user_id: str, memory_id: str) -> None:
+    await in_thread_shielded(services.memories.delete, user_id, memory_id)
+
+
+async def memory_injection(
+    services: Services,
+    user_id: str,
+    *,
+    project_id: str | None = None,
+    query_text: str = "",
+    query_vector: Sequence[float] | None = None,
+) -> MemoryInjection:
+    """Baseline + semantic memories for one message. Pass `query_vector` to reuse
+    the turn's query embedding; otherwise `query_text` is embedded here."""
+    settings = services.settings
+    baseline, version = await in_thread(_baseline, services, user_id, project_id)
+    hits, reason = await _recall(services, user_id, project_id, query_text, query_vector)
+    semantic = select_semantic(
+        hits, baseline,
+        Budget(settings.memory_semantic_max_items, settings.memory_semantic_max_tokens),
+    )
+    return MemoryInjection(
+        memory=baseline,
+        semantic_memory=semantic,
+        mode="deterministic" if reason else "semantic",
+        degraded_reason=reason,
+        version=version,
+        stable_prefix_hash=stable_hash(baseline),
+    )
+
+
+# The baseline depends only on stored data, i.e. on the user's memory version:
+# cache it per version so a turn costs one version lookup, not a read and sort of
+# every memory. Bounded LRU, shared by the worker threads.
+_BASELINE_CACHE_SIZE = 1024
+_baselines: OrderedDict[tuple, tuple[Memory, ...]] = OrderedDict()
+_baselines_lock = threading.Lock()
+
+
+def _baseline(services: Services, user_id: str, project_id: str | None):
+    settings = services.settings
+    budget = Budget(settings.memory_baseline_max_items, settings.memory_baseline_max_tokens)
+    where = (str(services.db.path), user_id, project_id, budget)
+    version = services.memories.version(user_id)
+    with _baselines_lock:
+        cached = _baselines.get((*where, version))
+        if cached is not None:
+            _baselines.move_to_end((*where, version))
+            return list(cached), version
+    snapshot = services.memories.snapshot(user_id, project_id)
+    baseline = select_baseline(snapshot.memories, budget)
+    with _baselines_lock:
+        _baselines[(*where, snapshot.version)] = tuple(baseline)
+        while len(_baselines) > _BASELINE_CACHE_SIZE:
+            _baselines.popitem(last=False)
+    return baseline, snapshot.version
+
+
+async def _recall(services, user_id, project_id, query_text, query_vector):
+    """(hits, None), or ([], degraded_reason) after logging why and where."""
+    text = (query_text or "").strip()[: services.settings.memory_query_max_chars]
+    if not text and query_vector is None:
+        return _degraded(EMPTY_QUERY, "no query text", level=logging.INFO)
+    state = services.db.vector_state
+    if not state.ok:
+        conflict = state.detail.startswith("CONFLICT")
+        return _degraded(DIMENSION_CONFLICT if conflict else VECTOR_STORE_UNAVAILABLE, state.detail)
+    try:
+        vector = query_vector if query_vector is not None else (
+            await services.embedder.embed_query(text))
+    except EmbeddingError as exc:
+        return _degraded(EMBEDDINGS_UNAVAILABLE, str(exc))
+    if len(vector) != services.db.embed_dim:
+        return _degraded(DIMENSION_CONFLICT, f"query vector has {len(vector)} dimensions, "
+                         f"the index {services.db.embed_dim}")
+    try:
+        hits = await in_thread(services.memories.recall, user_id, vector,
+                               k=services.settings.memory_top_k, project_id=project_id)
+    except (VectorUnavailable, OperationalError) as exc:
+        return _degraded(VECTOR_STORE_UNAVAILABLE, str(exc))
+    return hits, None
+
+
+def _degraded(reason: str, detail: str, *, level: int = logging.WARNING):
+    log.log(level, "memory recall degraded (path: semantic -> baseline, reason: %s): %s",
+            reason, detail)
+    return [], reason

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Run chatsvc on embedded defaults: SQLite in ./data, and the bundled local LLM and
+# embedder unless LLM_API_KEY / a reachable Ollama are configured.
+# Creates an admin user on first run; its token is kept in data/admin-token (mode 600).
+source "$(dirname "$0")/_bootstrap.sh"
+export CHATSVC_DATA_DIR=${CHATSVC_DATA_DIR:-./data}
+mkdir -p "$CHATSVC_DATA_DIR"
+# Decide on the embedder before anything opens the database: vectors are built for it.
+if [ -z "${CHATSVC_EMBEDDINGS:-}" ] && ! .venv/bin/python -c \
+    'import os, sys; from chatsvc.local_models import ollama_reachable as up; sys.exit(not up(os.environ.get("OLLAMA_URL", "http://localhost:11434")))'; then
+    echo "Ollama not reachable: using the bundled local embedder (CHATSVC_EMBEDDINGS=local)"
+    export CHATSVC_EMBEDDINGS=local
+fi
+token_file="$CHATSVC_DATA_DIR/admin-token"
+if [ ! -s "$token_file" ]; then
+    (umask 077; .venv/bin/chatsvc users add admin --admin | tail -n 1 > "$token_file")
+fi
+port=${CHATSVC_PORT:-8000}
+cat <<MSG
+chatsvc admin token: $(cat "$token_file")
+try:  curl -N http://127.0.0.1:$port/api/chat -H "Authorization: Bearer $(cat "$token_file")" \\
+        -H 'Content-Type: application/json' -d '{"message": "Hello!"}'
+MSG
+exec .venv/bin/chatsvc serve "$@"

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Run the whole test suite (creates .venv and installs everything on first use).
+# Extra arguments go to pytest, e.g. scripts/test.sh -m "not slow" tests/store
+source "$(dirname "$0")/_bootstrap.sh"
+exec .venv/bin/python -m pytest "$@"

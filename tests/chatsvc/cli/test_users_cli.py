@@ -1,0 +1,26 @@
+from chatsvc.cli import main
+
+
+def test_users_add_prints_a_working_token_on_the_last_line(capsys, services):
+    assert main(["users", "add", "carol", "--admin"]) == 0
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    user = services.users.authenticate(token)
+    assert user.name == "carol" and user.is_admin
+
+
+def test_users_list_and_revoke(capsys):
+    main(["users", "add", "dave"])
+    capsys.readouterr()
+    assert main(["users", "list"]) == 0
+    assert "dave\tuser\tactive" in capsys.readouterr().out
+    assert main(["users", "revoke", "dave"]) == 0
+    assert main(["users", "revoke", "dave"]) == 1
+    main(["users", "list"])
+    assert "revoked" in capsys.readouterr().out
+
+
+def test_doctor_names_the_failing_dependency_and_the_fix(capsys):
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "ok   database" in out
+    assert "FAIL llm" in out and "fix: set LLM_BASE_URL" in out

@@ -1,0 +1,25 @@
+import openai
+import pytest
+
+from chatsvc.local_models import LOCAL_LLM_MODEL
+
+pytestmark = pytest.mark.slow
+
+
+def test_local_llm_streams_a_chat_completion_through_the_openai_client(local_llm):
+    client = openai.OpenAI(base_url=local_llm.base_url, api_key="local", timeout=60)
+    stream = client.chat.completions.create(
+        model=LOCAL_LLM_MODEL,
+        messages=[{"role": "user", "content": "Name one colour."}],
+        stream=True,
+        max_tokens=16,
+    )
+    pieces = [c.choices[0].delta.content for c in stream
+              if c.choices and c.choices[0].delta.content]
+    assert len(pieces) >= 2, "expected a streamed answer in several chunks"
+    assert "".join(pieces).strip()
+
+
+def test_local_llm_lists_its_model(local_llm):
+    client = openai.OpenAI(base_url=local_llm.base_url, api_key="local")
+    assert [m.id for m in client.models.list()] == [LOCAL_LLM_MODEL]

@@ -1,0 +1,56 @@
+from pathlib import Path
+
+import pytest
+
+from chatsvc import Settings, SettingsError
+
+
+def test_defaults_follow_the_contract():
+    settings = Settings.from_env({})
+    assert settings.data_dir == Path("./data")
+    assert settings.embeddings == "ollama"
+    assert settings.ollama_url == "http://localhost:11434"
+    assert settings.embed_model == "nomic-embed-text:v1.5"
+    assert settings.embed_dim == 768
+    assert settings.embed_document_prefix == "search_document: "
+    assert settings.embed_query_prefix == "search_query: "
+    assert settings.llm_base_url.startswith("https://api.moonshot")
+
+
+def test_local_embeddings_use_e5_prefixes_and_dimension():
+    settings = Settings.from_env({"CHATSVC_EMBEDDINGS": "local"})
+    assert (settings.embed_dim, settings.embed_query_prefix) == (384, "query: ")
+
+
+@pytest.mark.parametrize(
+    ("env", "names"),
+    [
+        ({"CHATSVC_EMBEDDINGS": "bogus"}, ["CHATSVC_EMBEDDINGS", "ollama, openai, local"]),
+        ({"CHATSVC_PORT": "http"}, ["CHATSVC_PORT", "whole number"]),
+        ({"CHATSVC_PORT": "70000"}, ["CHATSVC_PORT", "1-65535"]),
+        ({"OLLAMA_URL": "localhost:11434"}, ["OLLAMA_URL", "http://localhost:11434"]),
+        ({"LLM_BASE_URL": "ftp://x"}, ["LLM_BASE_URL"]),
+        ({"CHATSVC_EMBEDDINGS": "openai"}, ["CHATSVC_EMBED_URL"]),
+        ({"CHATSVC_EMBED_MODEL": "my-model"}, ["CHATSVC_EMBED_DIM"]),
+        ({"CHATSVC_EMBED_DIM": "-3"}, ["CHATSVC_EMBED_DIM", "above 0"]),
+        ({"CHATSVC_LOG_LEVEL": "loud"}, ["CHATSVC_LOG_LEVEL", "DEBUG"]),
+    ],
+)
+def test_invalid_values_stop_start_up_with_a_fix(env, names):
+    with pytest.raises(SettingsError) as error:
+        Settings.from_env(env)
+    for name in names:
+        assert name in str(error.value)
+
+
+def test_unknown_model_with_explicit_dimension_is_accepted():
+    settings = Settings.from_env({"CHATSVC_EMBED_MODEL": "my-model", "CHATSVC_EMBED_DIM": "512"})
+    assert (settings.embed_model, settings.embed_dim) == ("my-model", 512)
+
+
+def test_serve_refuses_bad_settings(monkeypatch, capsys):
+    from chatsvc.cli import main
+
+    monkeypatch.setenv("CHATSVC_EMBEDDINGS", "nope")
+    assert main(["serve"]) == 2
+    assert "CHATSVC_EMBEDDINGS" in capsys.readouterr().err
