@@ -71,7 +71,9 @@ def live(services):
         yield server
 
 
-@pytest.fixture(scope="session")
+# Package scope: Playwright's sync API keeps an event loop running in this thread, so
+# it must be gone before tests elsewhere call asyncio.run().
+@pytest.fixture(scope="package")
 def browser():
     if not CHROMIUM.exists():
         pytest.fail(
