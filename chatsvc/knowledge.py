@@ -24,7 +24,6 @@ from store.knowledge import Saved
 
 log = logging.getLogger("chatsvc.knowledge")
 
-MODES = ("hybrid", "semantic", "keyword")
 EMBED_BATCH = 32
 SNIPPET_CHARS = 240
 POST_SOURCE = "post"

@@ -131,6 +131,12 @@ def bench_size(n: int, n_queries: int, rescores: list[int]) -> dict:
             result[f"shipped_rescore_{rescore}"] = {
                 "semantic": summary(sem_times), "keyword_fts5_top50": summary(kw_times),
                 "hybrid": summary(hyb_times), "semantic_recall@10": recall(found, exact)}
+        saved = knowledge.save(owner_id=None, title="new", content="one more entry",
+                               source_type="document", chunks=[ChunkIn("fresh words", "en")])
+        started = time.process_time()
+        knowledge.save_embeddings([(saved.jobs[0], vectors[0])])
+        knowledge.semantic(queries[0], viewer_id="bench", limit=10)
+        result["write_then_search_cpu_s"] = round(time.process_time() - started, 3)
         db.close()
     return result
 
@@ -183,9 +189,39 @@ def markdown(result: dict) -> str:
                     lines.append(_line(n, f"shipped {part} (rescore {r})", value[part], rec))
         lines.append(f"| {n} | snapshot (re)load after a write (plain chunk_vec table) | "
                      f"{size['snapshot_load_s']} s | | {size['snapshot_load_cpu_s']} s | |")
+        lines.append(f"| {n} | in-process write (snapshot patched) + next search | | | "
+                     f"{size['write_then_search_cpu_s']} s | |")
         lines.append(f"| {n} | reading all vectors out of vec0 instead | | | "
                      f"{size['vec0_float_knn']['read_all_vectors_cpu_s']} s | |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *notes(result)]) + "\n"
+
+
+def notes(result: dict) -> list[str]:
+    big = result["sizes"][-1]
+    shipped = next((v for k, v in big.items() if k.endswith("_400")), None)
+    if shipped is None:
+        return []
+    hybrid = shipped["hybrid"]
+    return [
+        "## Choice", "",
+        "* Shipped: an in-memory snapshot (sign bits around the mean vector, word-major, "
+        "Hamming scan; float16 rescoring of 400 candidates) over a plain `chunk_vec` table "
+        "of float32 blobs. sqlite-vec's float KNN is a full scan far above the goal, its "
+        "bit KNN alone costs more than the whole shipped semantic search, and reading "
+        "vectors back out of vec0 (needed to rebuild any in-memory index) is ~5x slower "
+        "than a plain table.",
+        f"* Goal at {big['chunks']} chunks: hybrid p50 <= 15 ms with recall@10 >= 0.95. "
+        f"Measured hybrid CPU p50 {hybrid['cpu_p50_ms']} ms, wall p50 {hybrid['p50_ms']} ms, "
+        f"semantic recall@10 {shipped['semantic_recall@10']}. The machine was shared with "
+        "other engineers' jobs (load average 6-12 on 2 cores), so wall times include "
+        "waiting for a core; CPU time is the estimate for an unloaded machine.",
+        "* Hybrid time is split roughly evenly between FTS5 BM25 (ranking the FTS table "
+        "alone, then filtering; exact, with a full fallback) and the vector scan.",
+        "* A write by this process patches the snapshot (array copy); a write by another "
+        "process (e.g. `chatsvc index`) makes the next search reload it (the reload row).",
+        "* Recall is lowest on small synthetic sets (1,000 clusters with few members each: "
+        "near-ties that sign bits cannot order); real embeddings are more clustered.",
+    ]
 
 
 def _line(n: int, label: str, figures: dict, recall_value) -> str:

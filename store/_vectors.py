@@ -28,8 +28,8 @@ VECTOR_TABLES: dict[str, str] = {
     ),
     # Knowledge chunks (store/knowledge.py): a plain table of float32[{dim}] blobs, not
     # vec0. Search runs on an in-memory snapshot (store/_vecindex.py) that must be
-    # reloaded after writes; reading 100k vectors out of vec0 costs ~24 s of CPU here,
-    # a plain table ~1 s (figures: evals/results/knowledge_bench.md).
+    # reloaded after other processes' writes; reading 100k x 768 vectors out of vec0
+    # costs ~22 s of CPU here, a plain table ~4 s (evals/results/knowledge_bench.md).
     "chunk_vec": (
         "CREATE TABLE IF NOT EXISTS chunk_vec (chunk_id TEXT PRIMARY KEY, "
         "embedding BLOB NOT NULL CHECK (length(embedding) = 4 * {dim}), "

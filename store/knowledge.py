@@ -229,12 +229,14 @@ class Knowledge:
 
     def _delete_chunks(self, conn, entry_id: str) -> None:
         if self.db.vector_state.ok:
+            ids = {row[0] for row in conn.execute(
+                "SELECT id FROM knowledge_chunks WHERE entry_id = ?", (entry_id,))}
             conn.execute(
                 "DELETE FROM chunk_vec WHERE chunk_id IN "
                 "(SELECT id FROM knowledge_chunks WHERE entry_id = ?)",
                 (entry_id,),
             )
-            self._bump(conn)
+            self._changed(conn, ids, [])
         conn.execute("DELETE FROM knowledge_chunks WHERE entry_id = ?", (entry_id,))
 
     def set_tiers(self, entry_id: str, digest: str, abstract: str, overview: str) -> bool:
@@ -387,13 +389,29 @@ class Knowledge:
 
     # -- vectors -----------------------------------------------------------------------
 
-    def _bump(self, conn) -> None:
+    def _generation(self, conn) -> str:
+        # The dimension is part of the key: a reindex may switch models under us.
+        return f"{_meta.get(conn, GENERATION_KEY)}:{self.db.embed_dim}"
+
+    def _changed(self, conn, removed: set[str], rows: list) -> None:
+        """Record a vector change (inside the writing transaction) and patch the snapshot.
+
+        The patched snapshot carries the new generation, which exists only if the
+        transaction commits; after a rollback it mismatches and is reloaded in full.
+        Writes by other processes change the generation too and force a reload.
+        """
+        before = self._generation(conn)
         _meta.put(conn, GENERATION_KEY, new_id())
+        with self._snapshot_lock:
+            snapshot = self._snapshot
+            if snapshot is not None and snapshot.generation == before:
+                self._snapshot = snapshot.changed(self._generation(conn), removed, rows)
+            else:
+                self._snapshot = None
 
     def _current_snapshot(self) -> _vecindex.Snapshot:
         conn = self.db.require_vectors()
-        # The dimension is part of the key: a reindex may switch models under us.
-        generation = f"{_meta.get(conn, GENERATION_KEY)}:{self.db.embed_dim}"
+        generation = self._generation(conn)
         snapshot = self._snapshot
         if snapshot is not None and snapshot.generation == generation:
             return snapshot
@@ -419,6 +437,8 @@ class Knowledge:
 
     def save_embeddings(self, items: list[tuple[EmbedJob, list[float]]]) -> None:
         self.db.require_vectors()
+        if not items:
+            return
         with self.db.transaction() as conn:
             for job, vector in items:
                 # The chunk may have been replaced while it was being embedded: skip it then.
@@ -430,4 +450,15 @@ class Knowledge:
                     (job.row_id, np.asarray(vector, dtype=np.float32).tobytes(),
                      job.content_hash, job.row_id),
                 )
-            self._bump(conn)
+            ids = [job.row_id for job, _ in items]
+            self._changed(conn, set(ids), self._vector_rows(conn, ids))
+
+    @staticmethod
+    def _vector_rows(conn, chunk_ids: list[str]) -> list:
+        marks = ",".join("?" * len(chunk_ids))
+        return conn.execute(
+            "SELECT v.chunk_id, v.embedding, ifnull(e.owner_id, ''), e.source_type "
+            "FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
+            f"JOIN knowledge_entries e ON e.id = c.entry_id WHERE v.chunk_id IN ({marks})",
+            chunk_ids,
+        ).fetchall()

@@ -192,3 +192,18 @@ def test_keyword_filter_holds_when_the_overfetch_window_is_all_filtered_out(
     _add(knowledge, title="z", text="deploy notes with many other words in it")
     hits = knowledge.keyword("deploy", viewer_id=alice.id, source_type="document", limit=1)
     assert [h.title for h in hits] == ["z"]
+
+
+def test_in_process_writes_patch_the_snapshot(knowledge, people):
+    alice, _ = people
+    first = _add(knowledge, text="first", vector_seed=1)
+    assert len(knowledge.semantic(_vec(1), viewer_id=alice.id)) == 1
+    snapshot = knowledge._snapshot
+    _add(knowledge, owner=alice.id, text="second", vector_seed=2, source_type="note")
+    assert knowledge._snapshot is not snapshot and len(knowledge._snapshot.ids) == 2
+    assert [h.text for h in knowledge.semantic(_vec(2), viewer_id=alice.id, source_type="note",
+                                               limit=1)] == ["second"]
+    knowledge.delete(first.entry.id)
+    assert knowledge._snapshot.ids == [h.chunk_id for h in knowledge.semantic(
+        _vec(2), viewer_id=alice.id)]
+    knowledge.save_embeddings([])  # nothing to do

@@ -71,9 +71,8 @@ def live(services):
         yield server
 
 
-# Package scope, not session: Playwright's sync API keeps an asyncio loop running
-# on the main thread while it is open, and every anyio test after it then fails
-# with "Cannot run the event loop while another loop is running".
+# Package scope: Playwright's sync API keeps an event loop running in this thread, so
+# it must be gone before tests elsewhere call asyncio.run().
 @pytest.fixture(scope="package")
 def browser():
     if not CHROMIUM.exists():
