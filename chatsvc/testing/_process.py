@@ -105,10 +105,12 @@ class ServiceProcess:
         """Lines that show an unhandled exception, in the log from byte `since` on."""
         return [line for line in self.log(since).splitlines() if _CRASH.search(line)]
 
-    def rss_kib(self) -> int:
-        """The child's resident memory (Linux /proc)."""
+    def memory_kib(self) -> dict[str, int]:
+        """The child's resident memory (Linux /proc): total, anonymous (the heap) and
+        file-backed (shared libraries, the mmap'd database file)."""
         status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1))
+        return {name: int(re.search(rf"{key}:\s+(\d+) kB", status).group(1))
+                for name, key in (("rss", "VmRSS"), ("anon", "RssAnon"), ("file", "RssFile"))}
 
     def cpu_seconds(self) -> float:
         """User + system CPU time the child has used so far (Linux /proc)."""

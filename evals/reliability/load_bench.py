@@ -191,7 +191,7 @@ def measure(args) -> dict:
                                             args.round_timeout))
             direct, direct_s = asyncio.run(run_round(
                 targets_direct(upstream_url, args.concurrency), True, args.round_timeout))
-            rss = {"after_warmup_kib": child.rss_kib()}
+            rss = {"after_warmup_kib": child.memory_kib()}
             rounds = []
             deadline = time.monotonic() + args.soak
             while len(rounds) < args.rounds or time.monotonic() < deadline:
@@ -203,7 +203,7 @@ def measure(args) -> dict:
                 cpu = child.cpu_seconds() - cpu
                 rounds[-1]["server_cpu_s"] = round(cpu, 2)
                 rounds[-1]["server_cpu_ms_per_turn"] = round(cpu * 1000 / len(streams), 1)
-                rss[f"after_round_{len(rounds)}_kib"] = child.rss_kib()
+                rss[f"after_round_{len(rounds)}_kib"] = child.memory_kib()
             crashes = child.crashes()
     if ollama:
         ollama.stop()
@@ -241,8 +241,8 @@ def markdown(result: dict) -> str:
     lines += ["", "Server CPU per round (s): " + ", ".join(
         f"{r['server_cpu_s']} ({r['server_cpu_ms_per_turn']} ms per turn)"
         for r in result["through_chatsvc"])]
-    lines += ["", "Server resident memory (KiB): " + ", ".join(
-        f"{k} {v}" for k, v in result["rss"].items()),
+    lines += ["", "Server resident memory (KiB, total / anonymous / file-backed): " + ", ".join(
+        f"{k} {v['rss']} / {v['anon']} / {v['file']}" for k, v in result["rss"].items()),
         f"Crash lines in the server log: {result['server_log_crash_lines']}", ""]
     return "\n".join(lines)
 
