@@ -1,0 +1,1 @@
+"""Evaluation harnesses and benchmarks (prompt cache, retrieval)."""
