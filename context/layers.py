@@ -12,12 +12,11 @@ CATEGORY_ORDER = ("core", "technical", "project", "transient")
 
 @dataclass(frozen=True)
 class SheetFact:
-    """One fact sheet entry (stable prefix)."""
+    """One fact sheet entry (stable prefix); rank = its position in the sheet (0 first)."""
 
-    id: str
     category: str
     fact: str
-    score: float = 0.0
+    rank: int
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def _category_rank(category: str) -> int:
 
 
 def sheet_lines(facts: Sequence[SheetFact]) -> list[str]:
-    ordered = sorted(facts, key=lambda f: (_category_rank(f.category), -f.score, f.id))
+    ordered = sorted(facts, key=lambda f: (_category_rank(f.category), f.rank))
     return [f"- [{f.category}] {f.fact}" for f in ordered]
 
 

@@ -28,9 +28,9 @@ SNAPSHOT = Snapshot(
     taken_at=datetime(2026, 11, 21, 8, 0, tzinfo=UTC),
     fact_sheet_id="sheet-1",
     fact_sheet=(
-        SheetFact("f2", "technical", "Writes Python daily", 12.0),
-        SheetFact("f1", "core", "Lives in Lisbon", 50.0),
-        SheetFact("f3", "core", "Has a cat called Miso", 50.0),
+        SheetFact("technical", "Writes Python daily", 2),
+        SheetFact("core", "Lives in Lisbon", 0),
+        SheetFact("core", "Has a cat called Miso", 1),
     ),
     recent_conversations=(
         ConversationSummary("c2", "Fixing the build", "2026-11-20T09:00:00.000000Z"),
@@ -201,7 +201,7 @@ def test_client_system_messages_follow_the_stable_prefix():
 
 
 def test_layer_budget_drops_whole_items_from_the_end():
-    facts = tuple(SheetFact(f"f{i:03}", "core", f"Fact number {i}", 100 - i) for i in range(100))
+    facts = tuple(SheetFact("core", f"Fact number {i}", i) for i in range(100))
     snapshot = replace(SNAPSHOT, fact_sheet=facts)
     small = build(snapshot=snapshot, budgets=Budgets(fact_sheet=60))
     system = small.messages[0]["content"]
