@@ -18,6 +18,7 @@ from typing import Protocol
 
 RULES_PATH = Path(__file__).with_name("providers.toml")
 PER_MILLION = 1_000_000
+ITEM_BYTES = array("l").itemsize
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,14 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def prefix_key(tokens: Sequence[int], n: int) -> bytes:
-    return hashlib.blake2b(array("l", tokens[:n]).tobytes(), digest_size=16).digest()
+def pack(tokens: Sequence[int]) -> bytes:
+    """Tokens as bytes, packed once per request so every prefix key is one slice."""
+    return array("l", tokens).tobytes()
+
+
+def prefix_key(packed: bytes, n: int) -> bytes:
+    """A key for the first `n` tokens of a packed request."""
+    return hashlib.blake2b(packed[: n * ITEM_BYTES], digest_size=16).digest()
 
 
 class Session(Protocol):
@@ -152,20 +159,20 @@ class _Breakpoints:
         return self.entries.get(key, -1.0) >= at
 
     def serve(self, prompt: CachePrompt, at: float) -> Served:
-        tokens, points = prompt.tokens, self.breakpoints(prompt)
+        packed, points = pack(prompt.tokens), self.breakpoints(prompt)
         boundaries = sorted(set(prompt.message_ends) | set(points))
         read = 0
         for point in points:
             earlier = [b for b in boundaries if b <= point][-self.lookback:]
             for pos in reversed(earlier):
-                if pos >= self.minimum and self._alive(prefix_key(tokens, pos), at):
+                if pos >= self.minimum and self._alive(prefix_key(packed, pos), at):
                     read = max(read, pos)
                     break
         if read:
-            self.entries[prefix_key(tokens, read)] = at + self.ttl  # a hit refreshes the TTL
+            self.entries[prefix_key(packed, read)] = at + self.ttl  # a hit refreshes the TTL
         written = [p for p in points if p > read]
         for point in written:
-            self.entries[prefix_key(tokens, point)] = at + self.ttl
+            self.entries[prefix_key(packed, point)] = at + self.ttl
         return Served(read, (max(written) - read) if written else 0, expired=self.idle.expired(at))
 
 
@@ -177,20 +184,20 @@ class _PrefixUnits:
         self.units: dict[int, set[bytes]] = {}  # unit length -> keys of that length
         self.previous: Sequence[int] = ()
 
-    def _persist(self, tokens: Sequence[int], n: int) -> None:
+    def _persist(self, packed: bytes, n: int) -> None:
         if n > 0:
-            self.units.setdefault(n, set()).add(prefix_key(tokens, n))
+            self.units.setdefault(n, set()).add(prefix_key(packed, n))
 
     def serve(self, prompt: CachePrompt, at: float) -> Served:
-        tokens = prompt.tokens
+        tokens, packed = prompt.tokens, pack(prompt.tokens)
         cached = max((n for n, keys in self.units.items()
-                      if n <= len(tokens) and prefix_key(tokens, n) in keys), default=0)
+                      if n <= len(tokens) and prefix_key(packed, n) in keys), default=0)
         if "common_prefix" in self.kinds and self.previous:
-            self._persist(tokens, common_prefix(self.previous, tokens))
+            self._persist(packed, common_prefix(self.previous, tokens))
         if "prompt_end" in self.kinds:
-            self._persist(tokens, len(tokens))
+            self._persist(packed, len(tokens))
         if "output_end" in self.kinds and prompt.output_tokens:
-            self._persist(prompt.output_tokens, len(prompt.output_tokens))
+            self._persist(pack(prompt.output_tokens), len(prompt.output_tokens))
         self.previous = tokens
         return Served(cached)
 

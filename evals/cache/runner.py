@@ -54,7 +54,8 @@ class Replay:
     work_dir: Path
     max_turns: int | None = None
     env: dict[str, str] = field(default_factory=dict)
-    after_turn: Callable[[dict, Exchange], None] | None = None  # e.g. a cold-TTFT probe
+    # Called after each layout with its (row, upstream exchange) pairs: the cold-TTFT probe.
+    after_layout: Callable[[str, list[tuple[dict, Exchange]]], None] | None = None
 
 
 class MemoEmbedder:
@@ -158,7 +159,7 @@ class Session:
         self.services.db.close()
 
     def turn(self, scenario: Scenario, headers: dict, turn: Turn, conversation: str | None,
-             meter: Meter, index: int) -> dict:
+             meter: Meter, index: int) -> tuple[dict, Exchange]:
         when = scenario.at(turn)
         with time_machine.travel(when, tick=True):
             for event in turn.events:
@@ -182,17 +183,15 @@ class Session:
             upstream_prompt_tokens=usage.get("prompt_tokens"),
             ttft_seconds=exchange.ttft_seconds,
         )
-        if self.replay.after_turn is not None:
-            self.replay.after_turn(row, exchange)
-        return row
+        return row, exchange
 
-    def conversation(self, scenario: Scenario, headers: dict) -> list[dict]:
-        meter, rows, conversation = Meter(self.replay.providers), [], None
+    def conversation(self, scenario: Scenario, headers: dict) -> list[tuple[dict, Exchange]]:
+        meter, pairs, conversation = Meter(self.replay.providers), [], None
         for index, turn in enumerate(scenario.turns[: self.replay.max_turns], start=1):
-            row = self.turn(scenario, headers, turn, conversation, meter, index)
+            row, exchange = self.turn(scenario, headers, turn, conversation, meter, index)
             conversation = row["conversation_id"]
-            rows.append(row)
-        return rows
+            pairs.append((row, exchange))
+        return pairs
 
 
 def prepare(replay: Replay, template: Path, embedder: MemoEmbedder) -> dict[str, dict]:
@@ -226,9 +225,13 @@ def run(replay: Replay) -> tuple[list[dict], dict[str, float]]:
             started = time.perf_counter()
             data_dir = replay.work_dir / layout
             shutil.copytree(template, data_dir)
+            pairs = []
             with Session(replay, layout, data_dir, proxy, embedder) as session:
                 for scenario in replay.scenarios:
                     log.info("%s: %s", layout, scenario.id)
-                    rows += session.conversation(scenario, headers[scenario.id])
+                    pairs += session.conversation(scenario, headers[scenario.id])
+            if replay.after_layout is not None:
+                replay.after_layout(layout, pairs)
+            rows += [row for row, _ in pairs]
             timings[layout] = time.perf_counter() - started
     return rows, timings
