@@ -4,6 +4,10 @@
     python -m evals.cache --upstream llama      # the local llama.cpp model, real TTFT
     python -m evals.cache --upstream https://api.moonshot.ai/v1 --model kimi-k2-0905-preview
                                                 # a provider (key from LLM_API_KEY)
+    python -m evals.cache --service-url http://127.0.0.1:8000 --token T --proxy-port 9911 \
+        --layouts before_conversation --upstream https://api.moonshot.ai/v1
+                                                # a running service whose LLM_BASE_URL is
+                                                # http://127.0.0.1:9911/v1 (this proxy)
 """
 
 from __future__ import annotations
@@ -52,7 +56,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="where the local GGUF is assembled (llama)")
     parser.add_argument("--no-stability", action="store_true",
                         help="skip the stable-prefix stability check")
+    parser.add_argument("--service-url", help="replay through a running service instead")
+    parser.add_argument("--token", help="bearer token of the user (with --service-url)")
+    parser.add_argument("--proxy-port", type=int, default=9911,
+                        help="port of the recording proxy the running service's "
+                             "LLM_BASE_URL must point at (with --service-url)")
     args = parser.parse_args(argv)
+    if args.service_url and not args.token:
+        parser.error("--service-url needs --token")
     args.kind = args.upstream if args.upstream in ("scripted", "llama") else "provider"
     if args.kind == "llama":
         args.limit = args.limit or 2
@@ -77,6 +88,18 @@ def upstream_for(args: argparse.Namespace, stack: ExitStack) -> runner.Upstream:
                            max_tokens=args.max_tokens)
 
 
+def remote(replay: runner.Replay, args: argparse.Namespace, stack: ExitStack):
+    import httpx
+
+    proxy = stack.enter_context(runner.RecordingProxy(
+        replay.upstream.base_url, api_key=replay.upstream.api_key,
+        max_tokens=replay.upstream.max_tokens, port=args.proxy_port))
+    print(f"recording proxy on {proxy.base_url}: the service's LLM_BASE_URL must be this",
+          file=sys.stderr)
+    client = stack.enter_context(httpx.Client(base_url=args.service_url, timeout=600))
+    return runner.run_remote(replay, client, args.token, proxy)
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("evals.cache").setLevel(logging.INFO)
@@ -88,11 +111,17 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evals-cache-")))
         upstream = upstream_for(args, stack)
+        env = dict(os.environ)
+        if args.kind == "llama":
+            env.setdefault("LLM_TIMEOUT", "900")  # a 270M model on a busy CPU is slow
         replay = runner.Replay(chosen, layouts, providers, upstream, work, args.max_turns,
-                               env=dict(os.environ),
+                               env=env,
                                after_layout=ttft.ColdProbe(upstream.base_url)
                                if args.kind == "llama" else None)
-        rows, timings = runner.run(replay)
+        if args.service_url:
+            rows, timings = remote(replay, args, stack)
+        else:
+            rows, timings = runner.run(replay)
         result = {
             "meta": {"command": "python -m evals.cache " + shlex.join(argv or sys.argv[1:]),
                      "upstream": args.upstream, "layouts": list(layouts),
@@ -104,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         if args.kind == "llama":
             result["ttft"] = ttft.summarise(rows)
-        if not args.no_stability:
+        if not args.no_stability and not args.service_url:
             first = chosen[0]
             result["stability"] = stability.check(work / layouts[0], first.user_name,
                                                   first.at(first.turns[-1]))

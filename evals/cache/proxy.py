@@ -29,11 +29,13 @@ class Exchange:
 
 class RecordingProxy:
     def __init__(self, target_base_url: str, *, api_key: str | None = None,
-                 max_tokens: int | None = None, timeout: float = 600.0) -> None:
+                 max_tokens: int | None = None, timeout: float = 600.0,
+                 port: int = 0) -> None:
         self.target = target_base_url.rstrip("/")
         self.api_key = api_key
         self.max_tokens = max_tokens
         self.timeout = timeout
+        self.port = port  # 0: any free port
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -51,7 +53,7 @@ class RecordingProxy:
 
     def start(self) -> RecordingProxy:
         handler = type("Handler", (_Handler,), {"proxy": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

@@ -1,11 +1,15 @@
-"""Replay scenarios through the real service (in-process app) for each layout.
+"""Replay scenarios through the real service for each layout.
 
-One data directory gets every scenario's user and fixtures (facts, memories,
-documents, a generated fact sheet) through the HTTP API, then a copy of it serves
-each layout, so the layouts see the same data. The service's LLM_BASE_URL is a
-recording proxy in front of the chosen upstream. Simulated time: each turn runs
-at its scenario time (time-machine), so snapshot pinning, the user's date and the
-provider TTLs behave as they would over a real day.
+In-process (`run`): one data directory gets every scenario's user and fixtures
+(facts, memories, documents, a generated fact sheet) through the HTTP API, then
+a copy of it serves each layout, so the layouts see the same data. The app's
+LLM_BASE_URL is a recording proxy in front of the chosen upstream. Simulated
+time: each turn runs at its scenario time (time-machine), so snapshot pinning,
+the user's date and the provider TTLs behave as they would over a real day.
+
+A running service (`run_remote`): the caller's token is the user, the proxy
+listens on a fixed port the service's LLM_BASE_URL must point at, turns run in
+real time, and what a scenario created is deleted after it.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 import time_machine
 from litestar.testing import TestClient
 
@@ -56,6 +62,7 @@ class Replay:
     env: dict[str, str] = field(default_factory=dict)
     # Called after each layout with its (row, upstream exchange) pairs: the cold-TTFT probe.
     after_layout: Callable[[str, list[tuple[dict, Exchange]]], None] | None = None
+    embedder: LocalEmbedder | None = None  # default: a new in-process model
 
 
 class MemoEmbedder:
@@ -103,28 +110,33 @@ def _ok(response, what: str) -> dict:
     return response.json() if response.content else {}
 
 
-def apply_event(client: TestClient, headers: dict, event: dict) -> None:
+def apply_event(client: httpx.Client, headers: dict, event: dict) -> list[str]:
+    """Apply one scenario event; returns the paths that delete what it created."""
+    created = []
     if event["type"] == "add_facts":
         for fact in event["facts"]:
-            _ok(client.post("/api/facts", json=fact, headers=headers), "add fact")
+            made = _ok(client.post("/api/facts", json=fact, headers=headers), "add fact")
+            created.append(f"/api/facts/{made['id']}")
     elif event["type"] == "generate_fact_sheet":
         _ok(client.post("/api/fact-sheet/generate", headers=headers), "generate fact sheet")
     elif event["type"] == "write_memory":
         memory = {"scope": "global", **event["memory"]}
-        _ok(client.post("/api/memory", json=memory, headers=headers), "write memory")
+        made = _ok(client.post("/api/memory", json=memory, headers=headers), "write memory")
+        created.append(f"/api/memory/{made['id']}")
+    return created
 
 
-def add_fixtures(client: TestClient, services: Services, scenario: Scenario) -> dict:
-    """The scenario's user and fixtures, a day before its first turn. Returns auth headers."""
-    _, token = services.users.add(scenario.user_name, timezone=scenario.timezone)
-    headers = {"Authorization": f"Bearer {token}"}
-    apply_event(client, headers, {"type": "add_facts", "facts": scenario.facts})
+def add_fixtures(client: httpx.Client, headers: dict, scenario: Scenario) -> list[str]:
+    """The scenario's fixtures for the user of `headers`; returns their delete paths."""
+    created = apply_event(client, headers, {"type": "add_facts", "facts": scenario.facts})
     for memory in scenario.memories:
-        apply_event(client, headers, {"type": "write_memory", "memory": memory})
+        created += apply_event(client, headers, {"type": "write_memory", "memory": memory})
     for doc in scenario.docs:
-        _ok(client.post("/api/knowledge/documents", json=doc, headers=headers), "add document")
+        made = _ok(client.post("/api/knowledge/documents", json=doc, headers=headers),
+                   "add document")
+        created.append(f"/api/knowledge/{made['id']}")
     apply_event(client, headers, {"type": "generate_fact_sheet"})
-    return headers
+    return created
 
 
 def _exchange_for(proxy: RecordingProxy, mark: int, question: str) -> Exchange:
@@ -140,30 +152,23 @@ def _chunks(text: str, size: int = 24) -> list[str]:
 
 
 class Session:
-    """One layout: a service over its own copy of the fixtures."""
+    """Conversations of one layout on one service (in-process app or a running URL)."""
 
-    def __init__(self, replay: Replay, layout: str, data_dir: Path, proxy: RecordingProxy,
-                 embedder: MemoEmbedder) -> None:
-        self.replay, self.layout, self.proxy = replay, layout, proxy
-        settings = service_settings(data_dir, layout, proxy.base_url,
-                                    replay.upstream.model, replay.env)
-        self.services = Services.open(settings, embedder=embedder)
-        self.client = TestClient(create_app(services=self.services))
+    def __init__(self, replay: Replay, layout: str, client: httpx.Client,
+                 proxy: RecordingProxy, *, travel: bool) -> None:
+        self.replay, self.layout, self.client, self.proxy = replay, layout, client, proxy
+        self.travel = travel
+        self.created: list[str] = []  # delete paths of what events created
 
-    def __enter__(self) -> Session:
-        self.client.__enter__()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.client.__exit__(None, None, None)
-        self.services.db.close()
+    def _clock(self, when):
+        return time_machine.travel(when, tick=True) if self.travel else nullcontext()
 
     def turn(self, scenario: Scenario, headers: dict, turn: Turn, conversation: str | None,
              meter: Meter, index: int) -> tuple[dict, Exchange]:
         when = scenario.at(turn)
-        with time_machine.travel(when, tick=True):
+        with self._clock(when):
             for event in turn.events:
-                apply_event(self.client, headers, event)
+                self.created += apply_event(self.client, headers, event)
             if self.replay.upstream.scripted is not None:
                 self.replay.upstream.scripted.script(Reply(chunks=_chunks(turn.assistant)))
             mark = len(self.proxy.exchanges)
@@ -194,44 +199,87 @@ class Session:
         return pairs
 
 
-def prepare(replay: Replay, template: Path, embedder: MemoEmbedder) -> dict[str, dict]:
-    """Fixtures for every scenario in `template`; scenario id -> auth headers."""
-    settings = service_settings(template, LAYOUTS[1], "http://127.0.0.1:9/v1",
-                                replay.upstream.model, replay.env)
+@contextmanager
+def local_app(replay: Replay, layout: str, data_dir: Path, upstream_url: str,
+              embedder: MemoEmbedder) -> Iterator[TestClient]:
+    """The real app in-process, over `data_dir`, with `layout` as its placement strategy."""
+    settings = service_settings(data_dir, layout, upstream_url, replay.upstream.model,
+                                replay.env)
     services = Services.open(settings, embedder=embedder)
-    headers = {}
     try:
         with TestClient(create_app(services=services)) as client:
-            for scenario in replay.scenarios:
-                with time_machine.travel(scenario.start - timedelta(days=1), tick=True):
-                    headers[scenario.id] = add_fixtures(client, services, scenario)
+            yield client
     finally:
         services.db.close()
+
+
+def prepare(replay: Replay, template: Path, embedder: MemoEmbedder) -> dict[str, dict]:
+    """Users and fixtures of every scenario in `template`; scenario id -> auth headers."""
+    headers = {}
+    with local_app(replay, LAYOUTS[1], template, "http://127.0.0.1:9/v1", embedder) as client:
+        services = client.app.state.services
+        for scenario in replay.scenarios:
+            _, token = services.users.add(scenario.user_name, timezone=scenario.timezone)
+            headers[scenario.id] = {"Authorization": f"Bearer {token}"}
+            with time_machine.travel(scenario.start - timedelta(days=1), tick=True):
+                add_fixtures(client, headers[scenario.id], scenario)
     return headers
 
 
+def _proxy(replay: Replay, port: int = 0) -> RecordingProxy:
+    return RecordingProxy(replay.upstream.base_url, api_key=replay.upstream.api_key,
+                          max_tokens=replay.upstream.max_tokens, port=port)
+
+
+def _finish_layout(replay: Replay, layout: str, pairs: list) -> list[dict]:
+    if replay.after_layout is not None:
+        replay.after_layout(layout, pairs)
+    return [row for row, _ in pairs]
+
+
 def run(replay: Replay) -> tuple[list[dict], dict[str, float]]:
-    """Every scenario under every layout: (rows, seconds per phase)."""
-    embedder = MemoEmbedder(LocalEmbedder())
+    """Every scenario under every layout, in-process: (rows, seconds per phase)."""
+    embedder = MemoEmbedder(replay.embedder or LocalEmbedder())
     timings: dict[str, float] = {}
     started = time.perf_counter()
     template = replay.work_dir / "fixtures"
     headers = prepare(replay, template, embedder)
     timings["fixtures"] = time.perf_counter() - started
     rows: list[dict] = []
-    with RecordingProxy(replay.upstream.base_url, api_key=replay.upstream.api_key,
-                        max_tokens=replay.upstream.max_tokens) as proxy:
+    with _proxy(replay) as proxy:
         for layout in replay.layouts:
             started = time.perf_counter()
-            data_dir = replay.work_dir / layout
-            shutil.copytree(template, data_dir)
+            shutil.copytree(template, replay.work_dir / layout)
             pairs = []
-            with Session(replay, layout, data_dir, proxy, embedder) as session:
+            with local_app(replay, layout, replay.work_dir / layout, proxy.base_url,
+                           embedder) as client:
+                session = Session(replay, layout, client, proxy, travel=True)
                 for scenario in replay.scenarios:
                     log.info("%s: %s", layout, scenario.id)
                     pairs += session.conversation(scenario, headers[scenario.id])
-            if replay.after_layout is not None:
-                replay.after_layout(layout, pairs)
-            rows += [row for row, _ in pairs]
+            rows += _finish_layout(replay, layout, pairs)
             timings[layout] = time.perf_counter() - started
     return rows, timings
+
+
+def run_remote(replay: Replay, client: httpx.Client, token: str,
+               proxy: RecordingProxy) -> tuple[list[dict], dict[str, float]]:
+    """Every scenario on a running service (one layout: the one it is configured with).
+
+    `proxy` must be what the service's LLM_BASE_URL points at. Turns run in real time;
+    fixtures and what events create are deleted after each scenario.
+    """
+    headers = {"Authorization": f"Bearer {token}"}
+    layout = replay.layouts[0]
+    session = Session(replay, layout, client, proxy, travel=False)
+    started, pairs = time.perf_counter(), []
+    for scenario in replay.scenarios:
+        log.info("%s (running service): %s", layout, scenario.id)
+        created = add_fixtures(client, headers, scenario)
+        try:
+            pairs += session.conversation(scenario, headers)
+        finally:
+            for path in created + session.created:
+                client.delete(path, headers=headers)
+            session.created = []
+    return _finish_layout(replay, layout, pairs), {layout: time.perf_counter() - started}
