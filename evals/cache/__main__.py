@@ -82,8 +82,12 @@ def upstream_for(args: argparse.Namespace, stack: ExitStack) -> runner.Upstream:
     if args.kind == "llama":
         from chatsvc.local_models import LOCAL_LLM_MODEL, LlamaServer
 
-        server = stack.enter_context(LlamaServer(args.models_dir.resolve(), n_ctx=8192))
-        return runner.Upstream(server.base_url, LOCAL_LLM_MODEL, max_tokens=args.max_tokens)
+        # One thread: on a busy CPU, ggml's spinning worker threads make prefill crawl.
+        server = stack.enter_context(LlamaServer(args.models_dir.resolve(), n_ctx=8192,
+                                                 threads=1))
+        # llama-cpp-python's gemma format drops system messages: fold them in first.
+        return runner.Upstream(server.base_url, LOCAL_LLM_MODEL, max_tokens=args.max_tokens,
+                               fold_system=True)
     return runner.Upstream(args.upstream, args.model, api_key=os.environ.get("LLM_API_KEY"),
                            max_tokens=args.max_tokens)
 
@@ -93,7 +97,8 @@ def remote(replay: runner.Replay, args: argparse.Namespace, stack: ExitStack):
 
     proxy = stack.enter_context(runner.RecordingProxy(
         replay.upstream.base_url, api_key=replay.upstream.api_key,
-        max_tokens=replay.upstream.max_tokens, port=args.proxy_port))
+        max_tokens=replay.upstream.max_tokens, port=args.proxy_port,
+        fold_system_messages=replay.upstream.fold_system))
     print(f"recording proxy on {proxy.base_url}: the service's LLM_BASE_URL must be this",
           file=sys.stderr)
     client = stack.enter_context(httpx.Client(base_url=args.service_url, timeout=600))
@@ -116,14 +121,16 @@ def main(argv: list[str] | None = None) -> int:
             env.setdefault("LLM_TIMEOUT", "900")  # a 270M model on a busy CPU is slow
         replay = runner.Replay(chosen, layouts, providers, upstream, work, args.max_turns,
                                env=env,
-                               after_layout=ttft.ColdProbe(upstream.base_url)
+                               after_layout=ttft.ColdProbe(upstream.base_url,
+                                                           fold=upstream.fold_system)
                                if args.kind == "llama" else None)
         if args.service_url:
             rows, timings = remote(replay, args, stack)
         else:
             rows, timings = runner.run(replay)
         result = {
-            "meta": {"command": "python -m evals.cache " + shlex.join(argv or sys.argv[1:]),
+            "meta": {"command": shlex.join(["python", "-m", "evals.cache",
+                                            *(argv or sys.argv[1:])]),
                      "upstream": args.upstream, "layouts": list(layouts),
                      "conversations": len(chosen), "turns": len(rows) // len(layouts),
                      "timings_s": timings, "seconds": time.perf_counter() - started,

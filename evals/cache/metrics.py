@@ -80,11 +80,18 @@ def summarise(rows: Iterable[dict], providers: dict[str, Provider]) -> dict:
             "conversations": len({r["scenario"] for r in mine}),
             "mean_prompt_tokens": sum(r["prompt_tokens"] for r in mine) / len(mine),
             "mean_stable_tokens": sum(r["stable_tokens"] for r in mine) / len(mine),
+            # Turns 2+: the prompt past its common prefix with the previous request, which
+            # no provider can serve from its cache.
+            "mean_tail_tokens": (sum(r["prompt_tokens"] - r["lcp_tokens"] for r in later)
+                                 / len(later) if later else None),
             "reported_share_from_turn_2": _ratio(
                 sum(r["reported_cached"] for r in reported),
                 sum(r["upstream_prompt_tokens"] or r["prompt_tokens"] for r in reported)),
             "reported_turns": len(reported),
             "misses": miss_counts(mine),
+            "cost_by_conversation_usd": {
+                pid: cost_per_conversation(mine, layout, pid)
+                for pid, provider in providers.items() if provider.price},
         }
     return summary
 

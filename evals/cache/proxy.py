@@ -1,7 +1,8 @@
 """A recording proxy on loopback in front of any OpenAI-compatible upstream.
 
 The service under test talks to the proxy (its LLM_BASE_URL); the proxy forwards
-every request unchanged (optionally capping `max_tokens`), relays the answer as
+every request unchanged (optionally capping `max_tokens`, or folding system
+messages into the first user message for a model that has no system role), relays the answer as
 it streams, and records the request body, the upstream's time to first content
 token and the usage it reported. That is how the harness sees exactly what each
 layout sends, whatever the upstream is (scripted, llama.cpp, a provider).
@@ -27,15 +28,31 @@ class Exchange:
     usage: dict | None = None
 
 
+def fold_system(messages: list[dict]) -> list[dict]:
+    """System messages moved to the front of the first user message, in order.
+
+    For chat formats that drop the system role (llama-cpp-python's `gemma`): the
+    stable prefix still reaches the model, and still first.
+    """
+    system = [m.get("content") or "" for m in messages if m.get("role") == "system"]
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    first_user = next((m for m in rest if m.get("role") == "user"), None)
+    if not system or first_user is None:
+        return [dict(m) for m in messages]
+    first_user["content"] = "\n\n".join([*system, first_user.get("content") or ""])
+    return rest
+
+
 class RecordingProxy:
     def __init__(self, target_base_url: str, *, api_key: str | None = None,
                  max_tokens: int | None = None, timeout: float = 600.0,
-                 port: int = 0) -> None:
+                 port: int = 0, fold_system_messages: bool = False) -> None:
         self.target = target_base_url.rstrip("/")
         self.api_key = api_key
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.port = port  # 0: any free port
+        self.fold_system_messages = fold_system_messages
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -111,6 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         exchange = self.proxy.record(body)
         forwarded = dict(body)
+        if self.proxy.fold_system_messages and body.get("messages"):
+            forwarded["messages"] = fold_system(body["messages"])
         if self.proxy.max_tokens is not None:
             forwarded["max_tokens"] = min(body.get("max_tokens") or self.proxy.max_tokens,
                                           self.proxy.max_tokens)

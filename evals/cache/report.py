@@ -1,4 +1,7 @@
-"""Results of a run: a JSON file, a markdown report and PNG charts in one folder."""
+"""Results of a run: a JSON file, a markdown report and PNG charts in one folder.
+
+    python -m evals.cache.report evals/results/cache_scripted.json   # rebuild from the rows
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from pathlib import Path
 from evals.cache.metrics import cost_per_conversation, share_by_turn
 from evals.cache.providers import Provider
 
+GOAL = 0.90
+DEFAULT_LAYOUT = "before_conversation"
 MACHINE_NOTE = ("Measured on a shared, loaded 2-core machine (5 engineers): token counts and "
                 "cache predictions are exact, wall-clock figures are noisy.")
 
@@ -38,8 +43,21 @@ def markdown(result: dict, providers: dict[str, Provider]) -> str:
              f"ran {meta['seconds']:.0f} s.", ""]
     best = recommend(summary)
     if best:
+        share = summary[best]["providers"]["openai"]["cacheable_share_from_turn_2"]
         lines += [f"**Recommended layout: `{best}`** (highest token-weighted cacheable share "
-                  "from turn 2 under OpenAI rules).", ""]
+                  f"from turn 2 under OpenAI rules: {_pct(share)}; goal >= 90 %: "
+                  f"{'met' if share and share >= GOAL else 'not met'}).", ""]
+        if DEFAULT_LAYOUT in summary:
+            default = summary[DEFAULT_LAYOUT]["providers"]["openai"]
+            lines += [f"Default layout `{DEFAULT_LAYOUT}`: "
+                      f"{_pct(default['cacheable_share_from_turn_2'])} under OpenAI rules.", ""]
+        tails = {lay: s["mean_tail_tokens"] for lay, s in summary.items()
+                 if s.get("mean_tail_tokens") is not None}
+        if tails:
+            lines += ["Mean prompt tokens after the common prefix with the previous request "
+                      "(turn >= 2), i.e. what no provider can serve from cache: "
+                      + ", ".join(f"`{lay}` {tail:.0f}" for lay, tail in tails.items())
+                      + ".", ""]
     lines += ["## Cacheable share from turn 2 (token-weighted, predicted)", ""]
     lines += _table(["provider", *layouts], [
         [providers[pid].name, *(_pct(summary[lay]["providers"][pid]["cacheable_share_from_turn_2"])
@@ -176,3 +194,24 @@ def write(result: dict, providers: dict[str, Provider], out: Path, name: str) ->
                          encoding="utf-8")
     md_path.write_text(markdown(result, providers), encoding="utf-8")
     return [json_path, md_path, *charts(result, providers, out, name)]
+
+
+def rebuild(json_path: Path) -> list[Path]:
+    """Summary, markdown and charts again from a result file's per-turn rows."""
+    from evals.cache.metrics import summarise
+    from evals.cache.providers import load
+    from evals.cache.ttft import summarise as summarise_ttft
+
+    result = json.loads(json_path.read_text(encoding="utf-8"))
+    providers = load()
+    result["summary"] = summarise(result["turns"], providers)
+    if result.get("ttft"):
+        result["ttft"] = summarise_ttft(result["turns"])
+    return write(result, providers, json_path.parent, json_path.stem)
+
+
+if __name__ == "__main__":
+    import sys
+
+    for path in rebuild(Path(sys.argv[1])):
+        print(path)

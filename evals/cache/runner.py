@@ -49,6 +49,7 @@ class Upstream:
     api_key: str | None = None
     scripted: ScriptedUpstream | None = None
     max_tokens: int | None = None
+    fold_system: bool = False  # a chat format without a system role (local Gemma)
 
 
 @dataclass
@@ -96,7 +97,9 @@ def service_settings(data_dir: Path, layout: str, upstream_url: str, model: str,
         "CHATSVC_DATA_DIR": str(data_dir),
         "CHATSVC_EMBEDDINGS": "local",
         "CHATSVC_LOCAL_MODELS": "off",
-        "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",  # no background LLM calls in the recording
+        # No background LLM calls (tiers, fact extraction) in the recording.
+        "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+        "CHATSVC_EXTRACT_INTERVAL": "0",
         "CHATSVC_CONTEXT_STRATEGY": layout,
         "LLM_BASE_URL": upstream_url,
         "LLM_MODEL": model,
@@ -228,7 +231,8 @@ def prepare(replay: Replay, template: Path, embedder: MemoEmbedder) -> dict[str,
 
 def _proxy(replay: Replay, port: int = 0) -> RecordingProxy:
     return RecordingProxy(replay.upstream.base_url, api_key=replay.upstream.api_key,
-                          max_tokens=replay.upstream.max_tokens, port=port)
+                          max_tokens=replay.upstream.max_tokens, port=port,
+                          fold_system_messages=replay.upstream.fold_system)
 
 
 def _finish_layout(replay: Replay, layout: str, pairs: list) -> list[dict]:

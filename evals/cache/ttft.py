@@ -16,7 +16,7 @@ from statistics import mean
 
 import httpx
 
-from evals.cache.proxy import Exchange
+from evals.cache.proxy import Exchange, fold_system
 
 
 def _first_token_seconds(base_url: str, body: dict, timeout: float = 600.0) -> float:
@@ -39,8 +39,9 @@ def _first_token_seconds(base_url: str, body: dict, timeout: float = 600.0) -> f
 class ColdProbe:
     """`Replay.after_layout` hook: the uncached TTFT of every served turn from turn 2 on."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, *, fold: bool = False) -> None:
         self.base_url = base_url
+        self.fold = fold  # send what the proxy sent: system folded into the first user turn
         self.count = 0
 
     def __call__(self, layout: str, pairs: list[tuple[dict, Exchange]]) -> None:
@@ -49,6 +50,8 @@ class ColdProbe:
                 continue
             self.count += 1
             body = copy.deepcopy(exchange.body)
+            if self.fold:
+                body["messages"] = fold_system(body["messages"])
             first = body["messages"][0]
             first["content"] = f"[uncached probe {self.count}] {first['content']}"
             row["ttft_uncached_seconds"] = _first_token_seconds(self.base_url, body)
