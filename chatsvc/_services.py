@@ -8,6 +8,7 @@ from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
+from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
 from chatsvc.knowledge import KnowledgeService
 from store import Chats, Database, Facts, Knowledge, Memories, Posts, Users
@@ -29,6 +30,7 @@ class Services:
     memories: Memories
     knowledge: KnowledgeService
     posts: Posts
+    extractor: FactExtractor
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -43,11 +45,13 @@ class Services:
         health = HealthChecker(settings, db, embedder)
         facts = Facts(db)
         knowledge = Knowledge(db, rescore=settings.knowledge_rescore_candidates)
+        fact_service = FactService(facts, embedder)
         return cls(
             settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
             chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
-            facts=facts, fact_service=FactService(facts, embedder), memories=Memories(db),
+            facts=facts, fact_service=fact_service, memories=Memories(db),
             knowledge=KnowledgeService(settings, knowledge, embedder), posts=Posts(db),
+            extractor=FactExtractor(settings, fact_service),
         )
 
     async def aclose(self) -> None:
@@ -55,4 +59,5 @@ class Services:
         await self.embedder.aclose()
         await self.health.aclose()
         await self.llm.aclose()
+        await self.extractor.aclose()
         self.db.close()

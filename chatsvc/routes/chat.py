@@ -19,6 +19,8 @@ from chatsvc.chat._turn import Turn
 
 log = logging.getLogger("chatsvc.chat")
 
+MAX_PROJECT_ID = 200
+
 
 @dataclass
 class ChatRequest:
@@ -66,6 +68,13 @@ def _meta(turn: Turn) -> dict:
     }
 
 
+def server_timing(turn: Turn) -> dict[str, str]:
+    """A Server-Timing header: where the turn's time went before the upstream call (ms)."""
+    timings = {**turn.prepared.timings, "to_upstream": turn.to_upstream()}
+    parts = [f"{name};dur={seconds * 1000:.2f}" for name, seconds in timings.items()]
+    return {"Server-Timing": ", ".join(parts)}
+
+
 def _usage(turn: Turn) -> dict:
     usage = turn.outcome.usage
     if usage is None:
@@ -95,6 +104,8 @@ async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent]:
 async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
     services = request.app.state.services
     message = check_message(data.message, services.settings.max_message_chars)
+    if data.project_id is not None and not 0 < len(data.project_id.strip()) <= MAX_PROJECT_ID:
+        raise invalid("project_id", f"must be 1-{MAX_PROJECT_ID} characters")
     turn = await Turn.start(services, request.user, message,
                             conversation_id=data.conversation_id, project_id=data.project_id)
     if data.stream:
@@ -107,7 +118,8 @@ async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
             "code": outcome.error_code, "conversation_id": turn.conversation.id,
             "message_id": turn.reply_id,
         })
-    return Response({**_meta(turn), "content": content, "usage": _usage(turn)})
+    return Response({**_meta(turn), "content": content, "usage": _usage(turn)},
+                    headers=server_timing(turn))
 
 
 @get("/api/conversations", summary="The caller's conversations", tags=["chat"])

@@ -2,7 +2,7 @@
 -- `user_memory` is the source of truth; `user_memory_vec` (see store/_vectors.py)
 -- is a derived index. Deleting is soft: `deleted_at` is set and the vector row goes.
 
-CREATE TABLE user_memory (
+CREATE TABLE IF NOT EXISTS user_memory (
     id           TEXT PRIMARY KEY,
     user_id      TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     type         TEXT NOT NULL CHECK (type IN ('preference', 'instruction', 'profile', 'note')),
@@ -17,11 +17,11 @@ CREATE TABLE user_memory (
     -- A project memory names its project; a global one names none.
     CHECK ((scope = 'project') = (project_id IS NOT NULL))
 );
-CREATE INDEX user_memory_live ON user_memory(user_id, project_id) WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS user_memory_live ON user_memory(user_id, project_id) WHERE deleted_at IS NULL;
 
 -- Bumped in the same transaction as every change to a user's memory, so a
 -- conversation can pin the memory it started with and notice when it changed.
-CREATE TABLE user_memory_versions (
+CREATE TABLE IF NOT EXISTS user_memory_versions (
     user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
     version INTEGER NOT NULL
 );

@@ -2,6 +2,7 @@
 
 import pytest
 
+from chatsvc import Settings, SettingsError
 from chatsvc.memory import memory_injection
 
 PREVIEW = "/api/memory/injection-preview"
@@ -150,9 +151,15 @@ def test_stable_part_and_hash_do_not_depend_on_the_query(client, alice):
     assert stable[0] == stable[1] == stable[2]
     assert [r["mode"] for r in runs] == ["semantic", "semantic", "deterministic"]
     assert runs[2]["degraded_reason"] == "empty_query" and runs[2]["semantic_memory"] == []
-    # A change to the stored memory does change the stable part.
-    add(client, headers, "one more preference", type="preference")
-    assert preview(client, headers)["stable_prefix_hash"] != runs[0]["stable_prefix_hash"]
+    # Every change to the stored memory shows in the stable part at once.
+    newest = add(client, headers, "one more preference", type="preference")
+    after_add = preview(client, headers)
+    assert after_add["memory"][0]["content"] == "one more preference"
+    assert after_add["stable_prefix_hash"] != runs[0]["stable_prefix_hash"]
+    client.patch(f"/api/memory/{newest['id']}", headers=headers, json={"content": "edited"})
+    assert preview(client, headers)["memory"][0]["content"] == "edited"
+    client.delete(f"/api/memory/{newest['id']}", headers=headers)
+    assert preview(client, headers)["stable_prefix_hash"] == runs[0]["stable_prefix_hash"]
 
 
 @pytest.mark.anyio
@@ -164,3 +171,24 @@ async def test_service_function_reports_version_and_reuses_a_query_vector(servic
     assert result.mode == "semantic" and result.degraded_reason is None
     assert result.version == services.memories.version(user.id) == 1
     assert [m.content for m in result.memory] == ["likes jazz"]
+
+
+
+def test_preview_validates_its_body(client, alice):
+    _, headers = alice
+    for body, field in [({"query_text": 5}, "query_text"), ({"project_id": ["p"]}, "project_id"),
+                        ({"query": "tea"}, "query")]:
+        response = client.post(PREVIEW, headers=headers, json=body)
+        assert response.status_code == 400
+        assert response.json()["detail"].startswith(f"{field}:")
+
+
+def test_memory_settings_come_from_the_environment():
+    settings = Settings.from_env({"CHATSVC_MEMORY_BASELINE_MAX_ITEMS": "7",
+                                  "CHATSVC_MEMORY_QUERY_MAX_CHARS": "900",
+                                  "CHATSVC_EMBEDDINGS": "local"})
+    assert (settings.memory_baseline_max_items, settings.memory_query_max_chars) == (7, 900)
+    with pytest.raises(SettingsError, match="CHATSVC_MEMORY_TOP_K"):
+        Settings.from_env({"CHATSVC_MEMORY_TOP_K": "5000", "CHATSVC_EMBEDDINGS": "local"})
+    with pytest.raises(SettingsError, match="CHATSVC_MEMORY_MAX_CHARS"):
+        Settings.from_env({"CHATSVC_MEMORY_MAX_CHARS": "0", "CHATSVC_EMBEDDINGS": "local"})

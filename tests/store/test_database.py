@@ -3,7 +3,7 @@ import threading
 import pytest
 
 from store import Database, VectorUnavailable
-from store._migrations import available, current_version
+from store._migrations import apply, available, current_version
 
 
 def open_db(path, **options):
@@ -30,17 +30,18 @@ def test_existing_file_keeps_its_data_and_is_not_migrated_twice(tmp_path):
     assert again.connection().execute("SELECT name FROM users").fetchall()[0][0] == "n"
 
 
-def test_old_file_gets_only_the_missing_migrations(tmp_path):
+def test_file_at_an_older_version_gets_only_the_missing_migrations(tmp_path):
+    import sqlean
+
+    conn = sqlean.connect(str(tmp_path / "x.db"), isolation_level=None)
+    assert apply(conn, upto=1) == ["0001_init.sql"]
+    conn.execute(
+        "INSERT INTO users(id, name, token_id, token_hash, created_at) VALUES ('u','n','t','h','c')"
+    )
+    conn.close()
     db = open_db(tmp_path / "x.db")
-    db.connection().execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
-    db.connection().execute("DROP TABLE fact_extractions")
-    db.connection().execute("DROP TABLE facts")
-    db.connection().execute("DROP TABLE messages")
-    db.connection().execute("DROP TABLE conversations")
-    db.connection().execute("DROP TABLE users")
-    db.close()
-    again = open_db(tmp_path / "x.db")
-    assert current_version(again.connection()) == available()[-1][0]
+    assert current_version(db.connection()) == available()[-1][0]
+    assert db.connection().execute("SELECT name FROM users").fetchall()[0][0] == "n"
 
 
 def test_connections_are_per_thread_with_wal_and_foreign_keys(tmp_path):

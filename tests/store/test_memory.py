@@ -188,3 +188,27 @@ def test_without_sqlite_vec_crud_works_and_recall_says_why(tmp_path):
         assert store.list(alice) == []
     finally:
         db.close()
+
+
+def test_reindex_after_a_dimension_conflict_rebuilds_the_index(tmp_path):
+    path = tmp_path / "conflict.sqlite3"
+    old = Database(path, embed_model="old-3d", embed_dim=3)
+    alice = Users(old).add("alice")[0].id
+    live = note(Memories(old), alice, "live", [1.0, 0, 0])
+    gone = note(Memories(old), alice, "gone", [0, 1.0, 0])
+    Memories(old).delete(alice, gone.id)
+    old.close()
+
+    db = Database(path, embed_model="test-4d", embed_dim=4)
+    try:
+        store = Memories(db)
+        assert db.vector_state.detail.startswith("CONFLICT")
+        with pytest.raises(VectorUnavailable, match="reindex"):
+            store.recall(alice, EAST, k=5, project_id=None)
+        db.reset_vectors()  # what `chatsvc reindex` does first
+        jobs = store.unembedded(limit=10)
+        assert [job.row_id for job in jobs] == [live.id]
+        store.save_embeddings([(jobs[0], EAST)])
+        assert [m.id for m, _ in store.recall(alice, EAST, k=5, project_id=None)] == [live.id]
+    finally:
+        db.close()
