@@ -12,6 +12,7 @@ from evals.cache.metrics import cost_per_conversation, share_by_turn
 from evals.cache.providers import Provider
 
 GOAL = 0.90
+MIN_TURNS_TO_RECOMMEND = 50
 DEFAULT_LAYOUT = "before_conversation"
 MACHINE_NOTE = ("Measured on a shared, loaded 2-core machine (5 engineers): token counts and "
                 "cache predictions are exact, wall-clock figures are noisy.")
@@ -42,7 +43,10 @@ def markdown(result: dict, providers: dict[str, Provider]) -> str:
              f"{meta['turns']} turns per layout, upstream `{meta['upstream']}`, "
              f"ran {meta['seconds']:.0f} s.", ""]
     best = recommend(summary)
-    if best:
+    if best and meta["turns"] < MIN_TURNS_TO_RECOMMEND:
+        lines += [f"Too few turns ({meta['turns']} per layout) to recommend a layout: this "
+                  "run is for its time-to-first-token figures; see the full scripted run.", ""]
+    elif best:
         share = summary[best]["providers"]["openai"]["cacheable_share_from_turn_2"]
         lines += [f"**Recommended layout: `{best}`** (highest token-weighted cacheable share "
                   f"from turn 2 under OpenAI rules: {_pct(share)}; goal >= 90 %: "

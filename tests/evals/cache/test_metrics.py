@@ -15,6 +15,7 @@ def row(turn, prompt, cached, *, layout="before_last_user", reported=None, cost=
     return {
         "layout": layout, "scenario": "s1", "turn": turn, "prompt_tokens": prompt,
         "stable_tokens": 100, "reported_cached": reported, "upstream_prompt_tokens": prompt,
+        "lcp_tokens": cached if turn > 1 else None,
         "miss": {"cause": "per-message block"} if turn > 1 else None,
         "providers": {pid: {"cached": cached, "cost": cost * (prompt - cached / 2),
                             "cost_uncached": cost * prompt} for pid in PROVIDERS},
@@ -23,8 +24,10 @@ def row(turn, prompt, cached, *, layout="before_last_user", reported=None, cost=
 
 def test_share_is_token_weighted_from_turn_two():
     rows = [row(1, 1000, 0), row(2, 2000, 1000), row(3, 8000, 7000)]
-    share = summarise(rows, PROVIDERS)["before_last_user"]["providers"]["openai"]
+    summary = summarise(rows, PROVIDERS)["before_last_user"]
+    share = summary["providers"]["openai"]
     assert share["cacheable_share_from_turn_2"] == pytest.approx(8000 / 10000)
+    assert summary["mean_tail_tokens"] == pytest.approx((1000 + 1000) / 2)
     # Costs cover every turn: (1000 + 1500 + 4500) / 11000.
     assert share["cost_relative"] == pytest.approx(7000 / 11000)
     assert "cost_relative" not in summarise(rows, PROVIDERS)["before_last_user"][
