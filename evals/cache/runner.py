@@ -58,7 +58,7 @@ class Replay:
     layouts: tuple[str, ...]
     providers: dict[str, Provider]
     upstream: Upstream
-    work_dir: Path
+    work_dir: Path | None  # in-process runs: where the data directories go
     max_turns: int | None = None
     env: dict[str, str] = field(default_factory=dict)
     # Called after each layout with its (row, upstream exchange) pairs: the cold-TTFT probe.
