@@ -18,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
+from chatsvc.chat._llm import fold_system
+
 
 @dataclass
 class Exchange:
@@ -26,21 +28,6 @@ class Exchange:
     ttft_seconds: float | None = None  # first content token, measured at the proxy
     total_seconds: float | None = None
     usage: dict | None = None
-
-
-def fold_system(messages: list[dict]) -> list[dict]:
-    """System messages moved to the front of the first user message, in order.
-
-    For chat formats that drop the system role (llama-cpp-python's `gemma`): the
-    stable prefix still reaches the model, and still first.
-    """
-    system = [m.get("content") or "" for m in messages if m.get("role") == "system"]
-    rest = [dict(m) for m in messages if m.get("role") != "system"]
-    first_user = next((m for m in rest if m.get("role") == "user"), None)
-    if not system or first_user is None:
-        return [dict(m) for m in messages]
-    first_user["content"] = "\n\n".join([*system, first_user.get("content") or ""])
-    return rest
 
 
 class RecordingProxy:

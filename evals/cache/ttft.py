@@ -16,7 +16,8 @@ from statistics import mean
 
 import httpx
 
-from evals.cache.proxy import Exchange, fold_system
+from chatsvc.chat._llm import fold_system
+from evals.cache.proxy import Exchange
 
 
 def _first_token_seconds(base_url: str, body: dict, timeout: float = 600.0) -> float:
