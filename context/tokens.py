@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 import tiktoken
@@ -20,3 +21,14 @@ def count_tokens(text: str, name: str = DEFAULT_ENCODING) -> int:
 
 def encode(text: str, name: str = DEFAULT_ENCODING) -> list[int]:
     return encoding(name).encode(text, disallowed_special=())
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two token sequences (what a prefix cache
+    can reuse)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n

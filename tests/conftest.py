@@ -7,6 +7,7 @@ from litestar.testing import TestClient
 
 from chatsvc import Services, Settings, create_app
 from chatsvc.embeddings import LocalEmbedder
+from chatsvc.testing import ScriptedUpstream
 
 # Nothing from the developer's shell leaks into a test.
 _ENV_PREFIXES = ("CHATSVC_", "OLLAMA_", "LLM_")
@@ -44,6 +45,23 @@ def local_llm(tmp_path_factory):
 
 @pytest.fixture
 def settings(isolated_env) -> Settings:
+    return Settings.from_env()
+
+
+@pytest.fixture
+def upstream():
+    """The scripted OpenAI-compatible server on loopback (records every request)."""
+    with ScriptedUpstream() as server:
+        yield server
+
+
+@pytest.fixture
+def upstream_settings(isolated_env, upstream, monkeypatch) -> Settings:
+    """Settings whose LLM is `upstream`, with fast retries and no background LLM calls
+    (knowledge tiers stay extractive: the scripted replies are for chat turns)."""
+    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
+    monkeypatch.setenv("LLM_RETRY_BACKOFF", "0.01")
+    monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
     return Settings.from_env()
 
 

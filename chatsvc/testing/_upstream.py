@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from context.tokens import encode
+from context.tokens import common_prefix, encode
 
 MODEL = "scripted-model"
 
@@ -72,14 +72,6 @@ def _content_text(content) -> str:
         return "".join(part.get("text", "") for part in content if isinstance(part, dict))
     return content or ""
 
-
-def common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 class ScriptedUpstream:

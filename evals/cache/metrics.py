@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from context.tokens import count_tokens
+from context.tokens import common_prefix, count_tokens
 from evals.cache.attribution import attribute
 from evals.cache.prompt import Prompt, parse
-from evals.cache.providers import Provider, common_prefix
+from evals.cache.providers import Provider
 
 
 class Meter:

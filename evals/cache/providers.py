@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from context.tokens import common_prefix
+
 RULES_PATH = Path(__file__).with_name("providers.toml")
 PER_MILLION = 1_000_000
 ITEM_BYTES = array("l").itemsize
@@ -38,14 +40,6 @@ class Served:
     written: int = 0  # prompt tokens billed as cache writes (Anthropic)
     expired: bool = False  # the cache had gone idle past its TTL
 
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def pack(tokens: Sequence[int]) -> bytes:

@@ -6,15 +6,9 @@ import anyio
 import pytest
 
 from chatsvc import Services
-from chatsvc.testing import Reply, ScriptedUpstream
+from chatsvc.testing import Reply
 
 DOC = "# Backups\n\nBackups run nightly. They are kept for thirty days. Restores take an hour."
-
-
-@pytest.fixture
-def upstream():
-    with ScriptedUpstream() as server:
-        yield server
 
 
 @pytest.fixture

@@ -8,22 +8,11 @@ import pytest
 from httpx_sse import connect_sse
 
 from chatsvc import Settings
-from chatsvc.testing import ScriptedUpstream
 
 
 @pytest.fixture
-def upstream():
-    with ScriptedUpstream() as server:
-        yield server
-
-
-@pytest.fixture
-def settings(isolated_env, upstream, monkeypatch) -> Settings:
-    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
-    monkeypatch.setenv("LLM_RETRY_BACKOFF", "0.01")
-    # The upstream records chat turns only: knowledge tiers stay extractive.
-    monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
-    return Settings.from_env()
+def settings(upstream_settings) -> Settings:
+    return upstream_settings
 
 
 def read_events(client, headers, body: dict) -> list[tuple[str, dict]]:

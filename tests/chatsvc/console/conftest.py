@@ -13,7 +13,6 @@ import uvicorn
 
 from chatsvc import Settings, create_app
 from chatsvc.local_models import free_port
-from chatsvc.testing import ScriptedUpstream
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -50,18 +49,8 @@ class LiveServer:
 
 
 @pytest.fixture
-def upstream():
-    with ScriptedUpstream() as server:
-        yield server
-
-
-@pytest.fixture
-def settings(isolated_env, upstream, monkeypatch) -> Settings:
-    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
-    monkeypatch.setenv("LLM_RETRY_BACKOFF", "0.01")
-    # Knowledge tiers stay extractive: the scripted replies are for the chat turns.
-    monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
-    return Settings.from_env()
+def settings(upstream_settings) -> Settings:
+    return upstream_settings
 
 
 @pytest.fixture

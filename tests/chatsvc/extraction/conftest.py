@@ -7,13 +7,7 @@ import json
 import pytest
 
 from chatsvc import Services
-from chatsvc.testing import Reply, ScriptedUpstream
-
-
-@pytest.fixture
-def upstream():
-    with ScriptedUpstream() as server:
-        yield server
+from chatsvc.testing import Reply
 
 
 @pytest.fixture

@@ -5,15 +5,9 @@ import time
 import openai
 import pytest
 
-from chatsvc.testing import Reply, ScriptedUpstream
+from chatsvc.testing import Reply
 
 MESSAGES = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]
-
-
-@pytest.fixture
-def upstream():
-    with ScriptedUpstream() as server:
-        yield server
 
 
 @pytest.fixture
