@@ -13,9 +13,13 @@ from chatsvc._auth import auth_middleware
 from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
-from chatsvc.routes import health, memory
+from chatsvc.routes import chat, fact_sheet, facts, health, knowledge, memory, openai_api, posts
 
-ROUTES = [health.health, health.me, memory.router]
+ROUTES = [
+    health.health, health.me, fact_sheet.latest_sheet, fact_sheet.generate_sheet,
+    *facts.ROUTES, memory.router, *knowledge.ROUTES, *posts.ROUTES, *chat.ROUTES,
+    *openai_api.ROUTES,
+]
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Litestar:

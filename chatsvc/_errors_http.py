@@ -10,8 +10,8 @@ import logging
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
-from chatsvc._errors import EmbeddingUnavailable
-from store import NotFound, VectorUnavailable
+from chatsvc._errors import EmbeddingError
+from store import InvalidFact, NotFound, VectorUnavailable
 
 log = logging.getLogger("chatsvc.http")
 
@@ -52,6 +52,10 @@ def _not_found(request: Request, exc: NotFound) -> Response:
     return error_response(request, 404, "not found")
 
 
+def _invalid(request: Request, exc: InvalidFact) -> Response:
+    return error_response(request, 400, str(exc), [{"key": exc.field, "message": str(exc)}])
+
+
 def _unavailable(request: Request, exc: Exception) -> Response:
     return error_response(request, 503, f"search unavailable: {exc}")
 
@@ -64,7 +68,10 @@ def _internal(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {
     HTTPException: _http_exception,
     NotFound: _not_found,
+    InvalidFact: _invalid,
     VectorUnavailable: _unavailable,
-    EmbeddingUnavailable: _unavailable,
+    # Any embedding failure (down, model not pulled, bad answer) is a degraded
+    # dependency for the caller, not a server bug.
+    EmbeddingError: _unavailable,
     Exception: _internal,
 }

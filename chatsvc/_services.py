@@ -6,8 +6,12 @@ from dataclasses import dataclass
 
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
+from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
-from store import Database, Memories, Users
+from chatsvc.facts import FactService
+from chatsvc.knowledge import KnowledgeService
+from store import Chats, Database, Facts, Knowledge, Memories, Posts, Users
+from store.fact_sheets import FactSheets
 
 
 @dataclass
@@ -17,7 +21,14 @@ class Services:
     users: Users
     embedder: Embedder
     health: HealthChecker
+    chats: Chats
+    llm: LLM
+    fact_sheets: FactSheets
+    facts: Facts
+    fact_service: FactService
     memories: Memories
+    knowledge: KnowledgeService
+    posts: Posts
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -30,16 +41,18 @@ class Services:
             sqlite_vec_path=settings.sqlite_vec_path,
         )
         health = HealthChecker(settings, db, embedder)
+        facts = Facts(db)
+        knowledge = Knowledge(db, rescore=settings.knowledge_rescore_candidates)
         return cls(
-            settings=settings,
-            db=db,
-            users=Users(db),
-            embedder=embedder,
-            health=health,
-            memories=Memories(db),
+            settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
+            chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
+            facts=facts, fact_service=FactService(facts, embedder), memories=Memories(db),
+            knowledge=KnowledgeService(settings, knowledge, embedder), posts=Posts(db),
         )
 
     async def aclose(self) -> None:
+        await self.knowledge.aclose()
         await self.embedder.aclose()
         await self.health.aclose()
+        await self.llm.aclose()
         self.db.close()

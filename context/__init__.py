@@ -1,1 +1,35 @@
 """Pure prompt assembly: layers, stable prefix + hash, splice, budgets. No I/O."""
+
+from context.assemble import DEFAULT_STRATEGY, STRATEGIES, Assembly, Dynamic, assemble, prefix_hash
+from context.budget import Budgets
+from context.layers import (
+    ConversationSummary,
+    Doc,
+    FactHit,
+    MemoryItem,
+    Message,
+    Post,
+    SheetFact,
+    Snippet,
+)
+from context.snapshot import Snapshot, pinned
+
+__all__ = [
+    "DEFAULT_STRATEGY",
+    "STRATEGIES",
+    "Assembly",
+    "Budgets",
+    "ConversationSummary",
+    "Doc",
+    "Dynamic",
+    "FactHit",
+    "MemoryItem",
+    "Message",
+    "Post",
+    "SheetFact",
+    "Snapshot",
+    "Snippet",
+    "assemble",
+    "pinned",
+    "prefix_hash",
+]

@@ -1,20 +1,38 @@
 """SQLite + sqlite-vec persistence. No HTTP, no prompts: plain data in, plain data out.
 
 `Database` owns the file, connections, migrations and vector tables; one small
-class per domain (`Users`, ...) holds that domain's SQL.
+class per domain (`Users`, `Facts`, ...) holds that domain's SQL.
 """
 
 from store._db import Database, VectorState
 from store._errors import NotFound, StoreError, VectorUnavailable
+from store.chats import AssistantReply, ChatMessage, Chats, Conversation
+from store.facts import Fact, FactHit, Facts, InvalidFact
+from store.knowledge import ChunkIn, Entry, Hit, Knowledge
 from store.memory import Memories, Memory, MemorySnapshot
+from store.posts import Post, Posts
 from store.users import User, UserExists, Users
 
 __all__ = [
+    "AssistantReply",
+    "ChatMessage",
+    "Chats",
+    "ChunkIn",
+    "Conversation",
     "Database",
+    "Entry",
+    "Fact",
+    "FactHit",
+    "Facts",
+    "Hit",
+    "InvalidFact",
+    "Knowledge",
     "Memories",
     "Memory",
     "MemorySnapshot",
     "NotFound",
+    "Post",
+    "Posts",
     "StoreError",
     "User",
     "UserExists",

@@ -117,8 +117,15 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
-        """BEGIN IMMEDIATE ... COMMIT on this thread's connection; ROLLBACK on error."""
+        """BEGIN IMMEDIATE ... COMMIT on this thread's connection; ROLLBACK on error.
+
+        Nested inside another transaction on this thread it is a SAVEPOINT, so several
+        store calls can commit together (or not at all) under one outer transaction.
+        """
         conn = self.connection()
+        if conn.in_transaction:
+            yield from _savepoint(conn)
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
@@ -163,6 +170,17 @@ class Database:
             _vectors.drop_tables(conn)
             _vectors.create_tables(conn, self.embed_model, self.embed_dim)
         self.vector_state = self._prepare_vectors(conn)
+
+
+def _savepoint(conn: Connection) -> Iterator[Connection]:
+    conn.execute("SAVEPOINT nested")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK TO nested")
+        conn.execute("RELEASE nested")
+        raise
+    conn.execute("RELEASE nested")
 
 
 def _vec_version(conn: Connection) -> str:

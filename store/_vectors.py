@@ -26,6 +26,12 @@ VECTOR_TABLES: dict[str, str] = {
         "memory_id TEXT PRIMARY KEY, user_id TEXT partition key, "
         "embedding float[{dim}] distance_metric=cosine, +content_hash TEXT)"
     ),
+    # Knowledge chunks (store/knowledge.py); searched through an in-memory snapshot.
+    "chunk_vec": (
+        "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vec USING vec0("
+        "chunk_id TEXT PRIMARY KEY, embedding float[{dim}] distance_metric=cosine, "
+        "+content_hash TEXT)"
+    ),
 }
 
 

@@ -4,14 +4,41 @@ from __future__ import annotations
 
 from chatsvc._settings import Settings
 from chatsvc.embeddings._base import Embedder
+from chatsvc.embeddings._breaker import CircuitBreaker
 from chatsvc.embeddings._local import LOCAL_DIM, LOCAL_MODEL, LocalEmbedder
+from chatsvc.embeddings._ollama import OllamaEmbedder
+from chatsvc.embeddings._openai import OpenAIEmbedder
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    """The provider `settings.embeddings` names."""
+    """The provider `settings.embeddings` names. Opens no connection."""
     if settings.embeddings == "local":
         return LocalEmbedder()
-    raise NotImplementedError(f"embedding provider {settings.embeddings!r}")
+    options = dict(
+        model=settings.embed_model,
+        dim=settings.embed_dim,
+        document_prefix=settings.embed_document_prefix,
+        query_prefix=settings.embed_query_prefix,
+        timeout=settings.embed_timeout_seconds,
+        max_input_tokens=settings.embed_max_input_tokens,
+        cooldown=settings.embed_breaker_cooldown_seconds,
+        tokenizer=settings.tokenizer,
+    )
+    if settings.embeddings == "ollama":
+        return OllamaEmbedder(settings.ollama_url, **options)
+    return OpenAIEmbedder(
+        settings.embed_url, api_key=settings.embed_api_key,
+        input_type=settings.embed_input_type, **options,
+    )
 
 
-__all__ = ["LOCAL_DIM", "LOCAL_MODEL", "Embedder", "LocalEmbedder", "build_embedder"]
+__all__ = [
+    "LOCAL_DIM",
+    "LOCAL_MODEL",
+    "CircuitBreaker",
+    "Embedder",
+    "LocalEmbedder",
+    "OllamaEmbedder",
+    "OpenAIEmbedder",
+    "build_embedder",
+]

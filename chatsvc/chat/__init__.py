@@ -1,0 +1,1 @@
+"""One chat turn: context from the stores, the upstream LLM, the relay of its answer."""

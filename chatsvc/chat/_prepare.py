@@ -1,0 +1,178 @@
+"""Build the upstream prompt of one turn: pinned stable layers + one query's RAG layers.
+
+Semantic search failing in any way (embeddings down, breaker open, sqlite-vec
+missing, dimension CONFLICT, an unexpected exception) never fails the turn: the
+per-message block becomes the most recent published posts (`mode: fallback`)
+and the stable prefix stays exactly the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from chatsvc._errors import EmbeddingError, VectorUnavailable
+from chatsvc._services import Services
+from chatsvc._threads import in_thread_shielded
+from chatsvc.chat import _gather as gather
+from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
+from store import User
+from store.chats import Conversation
+
+log = logging.getLogger("chatsvc.chat")
+
+QUERY_CHARS = 4000  # embedding input cap for the current message
+
+
+@dataclass(frozen=True)
+class Prepared:
+    assembly: Assembly
+    mode: str  # "rag" | "fallback"
+    degraded_reason: str | None
+    sources: list[dict]
+    timings: dict[str, float] = field(default_factory=dict)  # seconds
+
+
+class Stopwatch:
+    """`with clock("name"):` adds the block's seconds to timings["name"]."""
+
+    def __init__(self, timings: dict[str, float]) -> None:
+        self.timings = timings
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = time.perf_counter() - started
+
+
+def user_today(timezone: str, now: datetime) -> date:
+    """The date in the user's timezone (an unknown zone counts as UTC)."""
+    try:
+        zone = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = UTC
+    return now.astimezone(zone).date()
+
+
+async def stable_snapshot(
+    services: Services, user: User, conversation: Conversation | None,
+    project_id: str | None, now: datetime,
+) -> Snapshot:
+    """The conversation's pinned snapshot while fresh, else a new one (stored)."""
+    ttl = services.settings.snapshot_ttl_seconds
+    kept = pinned(conversation.snapshot, now, ttl) if conversation else None
+    if kept is not None:
+        return kept
+    sheet_id, sheet = await gather.fact_sheet(services, user.id)
+    snapshot = Snapshot(
+        taken_at=now,
+        fact_sheet_id=sheet_id,
+        fact_sheet=tuple(sheet),
+        recent_conversations=tuple(
+            await gather.recent_conversations(services, user.id, conversation)
+        ),
+        memory=tuple(await gather.baseline_memory(services, user.id, project_id)),
+        docs=tuple(await gather.pinned_docs(services, user.id)),
+    )
+    if conversation is not None:
+        await in_thread_shielded(
+            services.chats.set_snapshot, user.id, conversation.id, snapshot.to_json()
+        )
+    return snapshot
+
+
+def _rag_sources(dynamic: Dynamic) -> list[dict]:
+    return (
+        [{"type": "fact", "id": f.id, "distance": f.distance} for f in dynamic.facts]
+        + [{"type": "memory", "id": m.id, "distance": m.distance} for m in dynamic.memories]
+        + [{"type": "chunk", "id": s.id, "title": s.title, "score": s.score}
+           for s in dynamic.snippets]
+    )
+
+
+async def _fallback(services: Services, reason: str) -> tuple[Dynamic, str, list[dict]]:
+    log.warning("chat turn in fallback mode: %s", reason)
+    posts = await gather.recent_posts(services)
+    sources = [{"type": "post", "id": p.id, "title": p.title} for p in posts]
+    return Dynamic(posts=tuple(posts)), reason, sources
+
+
+async def _all(*awaitables):
+    """Run concurrently; every one finishes, then the first failure (if any) is raised."""
+    results = await asyncio.gather(*awaitables, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
+
+
+async def dynamic_layers(
+    services: Services, user: User, project_id: str | None, query: str,
+    timings: dict[str, float],
+) -> tuple[Dynamic, str | None, list[dict]]:
+    """(layers, degraded_reason or None, sources) for the current message."""
+    state = services.db.vector_state
+    if not state.ok:
+        return await _fallback(services, f"vector store unavailable: {state.detail}")
+    clock = Stopwatch(timings)
+    try:
+        with clock("embed"):
+            vector = await services.embedder.embed_query(query[:QUERY_CHARS])
+        with clock("search"):
+            # Three independent searches with one vector: run them side by side.
+            facts, memories, snippets = await _all(
+                gather.related_facts(services, user.id, vector),
+                gather.semantic_memory(services, user.id, project_id, vector),
+                gather.knowledge_snippets(services, user.id, query, vector),
+            )
+    except EmbeddingError as exc:
+        return await _fallback(services, f"embeddings unavailable: {exc}")
+    except VectorUnavailable as exc:
+        return await _fallback(services, f"vector store unavailable: {exc.reason}")
+    except Exception as exc:  # RAG failure never breaks a chat
+        log.exception("semantic search failed")
+        return await _fallback(services, f"semantic search failed: {type(exc).__name__}")
+    dynamic = Dynamic(facts=tuple(facts), memories=tuple(memories), snippets=tuple(snippets))
+    return dynamic, None, _rag_sources(dynamic)
+
+
+async def prepare(
+    services: Services, user: User, *, conversation: Conversation | None,
+    history: Sequence[Message], current: str, project_id: str | None = None,
+    now: datetime | None = None,
+) -> Prepared:
+    timings: dict[str, float] = {}
+    clock = Stopwatch(timings)
+    started = time.perf_counter()
+    now = now or datetime.now(UTC)
+    settings = services.settings
+    with clock("stable"):
+        snapshot = await stable_snapshot(services, user, conversation, project_id, now)
+    dynamic, reason, sources = await dynamic_layers(services, user, project_id, current, timings)
+    with clock("assemble"):
+        assembly = assemble(
+            snapshot=snapshot,
+            today=user_today(user.timezone, now),
+            timezone=user.timezone,
+            dynamic=dynamic,
+            history=history,
+            current=current,
+            strategy=settings.context_strategy,
+            budgets=Budgets(history=settings.history_tokens,
+                            message_context=settings.context_tokens),
+        )
+    timings["prepare"] = time.perf_counter() - started
+    mode = "fallback" if reason else "rag"
+    log.debug("turn prepared in %.1f ms (embedding %.1f ms), mode %s, %d prompt tokens",
+              timings["prepare"] * 1000, timings.get("embed", 0.0) * 1000, mode,
+              assembly.tokens["total"])
+    return Prepared(assembly, mode, reason, sources, timings)

@@ -1,0 +1,79 @@
+"""Relay one upstream completion and always record how it ended.
+
+`Relay.events()` yields the upstream's text deltas. However the iteration ends
+(done, upstream failure, overall timeout, the consumer cancelled because the
+client went away, or closed early), the upstream response is closed within a
+second and `on_finish` gets the outcome, shielded from cancellation so the
+partial answer is saved even while the request is being torn down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+
+from chatsvc._errors import UpstreamError
+from chatsvc.chat._llm import CLOSE_TIMEOUT_SECONDS, LLM, Delta, Finish, Usage
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # "complete" | "interrupted" | "error"
+    content: str
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+class Relay:
+    def __init__(
+        self, llm: LLM, messages: list[dict], *, timeout: float,
+        on_finish: Callable[[Outcome], Awaitable[None]] | None = None,
+        model: str | None = None, options: dict | None = None,
+    ) -> None:
+        self.llm = llm
+        self.messages = messages
+        self.timeout = timeout
+        self.on_finish = on_finish
+        self.model = model
+        self.options = options or {}
+        self.outcome: Outcome | None = None
+
+    async def events(self) -> AsyncIterator[Delta]:
+        parts: list[str] = []
+        finish = Finish(None, None)
+        upstream = self.llm.stream(self.messages, model=self.model, **self.options)
+        deadline = anyio.current_time() + self.timeout
+        try:
+            while True:
+                # The deadline wraps each read, never a yield: a cancel scope must not
+                # stay open across the consumer's code.
+                with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
+                    event = await anext(upstream, None)
+                if event is None:
+                    break
+                if isinstance(event, Finish):
+                    finish = event
+                    continue
+                parts.append(event.content)
+                yield event
+            self.outcome = Outcome("complete", "".join(parts), finish.finish_reason, finish.usage)
+        except UpstreamError as exc:
+            code = "upstream_error" if parts else "upstream_unavailable"
+            self.outcome = Outcome("error", "".join(parts), error_code=code,
+                                   error_message=f"the language model failed: {exc}")
+        except TimeoutError:
+            self.outcome = Outcome("error", "".join(parts), error_code="timeout",
+                                   error_message=f"no complete answer within {self.timeout:g} s")
+        except BaseException:  # cancelled or closed: the client went away
+            self.outcome = Outcome("interrupted", "".join(parts))
+            raise
+        finally:
+            with anyio.move_on_after(CLOSE_TIMEOUT_SECONDS, shield=True):
+                await upstream.aclose()
+            if self.on_finish is not None and self.outcome is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.on_finish(self.outcome)

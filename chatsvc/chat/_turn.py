@@ -1,0 +1,88 @@
+"""A turn of a stored conversation: save the question, prepare, relay, save the answer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+
+from chatsvc._services import Services
+from chatsvc._threads import in_thread, in_thread_shielded
+from chatsvc.chat._prepare import Prepared, prepare
+from chatsvc.chat._relay import Outcome, Relay
+from context import Message
+from store import AssistantReply, ChatMessage, Conversation, User
+from store._clock import new_id
+
+
+def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
+    """What the model saw and said before: no per-message blocks (never stored), no empties."""
+    return [Message(m.role, m.content) for m in messages
+            if m.id != current_id and m.content]
+
+
+@dataclass
+class Turn:
+    services: Services
+    user: User
+    conversation: Conversation
+    question: ChatMessage
+    reply_id: str
+    prepared: Prepared | None = None
+    relay: Relay | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    async def start(
+        cls, services: Services, user: User, message: str, *,
+        conversation_id: str | None, project_id: str | None,
+    ) -> Turn:
+        """Persist the user's message first: whatever fails later, it is not lost."""
+        started = time.perf_counter()
+        conversation, question = await in_thread_shielded(
+            services.chats.start_turn, user.id, message,
+            conversation_id=conversation_id, project_id=project_id,
+        )
+        turn = cls(services, user, conversation, question, new_id())
+        turn.timings["save_question"] = time.perf_counter() - started
+        return turn
+
+    async def prepare(self) -> Prepared:
+        started = time.perf_counter()
+        stored = await in_thread(self.services.chats.messages, self.user.id, self.conversation.id)
+        self.timings["history"] = time.perf_counter() - started
+        self.prepared = await prepare(
+            self.services, self.user, conversation=self.conversation,
+            history=history_of(stored, self.question.id), current=self.question.content,
+            project_id=self.conversation.project_id,
+        )
+        settings = self.services.settings
+        self.relay = Relay(
+            self.services.llm, self.prepared.assembly.messages,
+            timeout=settings.llm_timeout_seconds, on_finish=self._save,
+            options={"max_tokens": settings.llm_max_tokens} if settings.llm_max_tokens else None,
+        )
+        self.prepared.timings.update(self.timings)
+        return self.prepared
+
+    async def deltas(self) -> AsyncIterator[str]:
+        async with aclosing(self.relay.events()) as events:
+            async for delta in events:
+                yield delta.content
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self.relay.outcome if self.relay else None
+
+    async def _save(self, outcome: Outcome) -> None:
+        usage = outcome.usage.as_json() if outcome.usage else None
+        reply = AssistantReply(
+            id=self.reply_id, content=outcome.content, status=outcome.status,
+            mode=self.prepared.mode, prefix_hash=self.prepared.assembly.prefix_hash,
+            usage={**usage, "finish_reason": outcome.finish_reason} if usage else None,
+            cached_tokens=outcome.usage.cached_tokens if outcome.usage else None,
+        )
+        await in_thread_shielded(
+            self.services.chats.finish_turn, self.user.id, self.conversation.id, reply
+        )

@@ -1,0 +1,81 @@
+"""chatsvc embed-facts | chatsvc reindex
+
+embed-facts: embed facts that have no vector or a stale one, 50 per request.
+Idempotent: a second run finds nothing to do.
+reindex: drop every vector table, recreate it for the configured model and
+dimension (this clears a dimension CONFLICT) and backfill every store in
+`chatsvc.reindex.REINDEXABLE`. The embedder is checked first, so a reindex
+never wipes vectors it cannot rebuild.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from tqdm import tqdm
+
+from chatsvc._errors import EmbeddingError
+from chatsvc._services import Services
+from chatsvc.cli._common import fail, open_services
+from chatsvc.reindex import REINDEXABLE, backfill
+
+
+def register(subparsers) -> None:
+    subparsers.add_parser(
+        "embed-facts", help="backfill missing or stale fact embeddings"
+    ).set_defaults(run=_embed_facts)
+    subparsers.add_parser(
+        "reindex", help="rebuild every vector table for the configured embedding model"
+    ).set_defaults(run=_reindex)
+
+
+def _embed_facts(args: argparse.Namespace) -> int:
+    return _run(_embed_facts_async)
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    return _run(_reindex_async)
+
+
+def _run(command) -> int:
+    services = open_services()
+
+    async def run() -> int:
+        try:
+            return await command(services)
+        finally:
+            await services.aclose()
+
+    return asyncio.run(run())
+
+
+async def _embed_facts_async(services: Services) -> int:
+    if not services.db.vector_state.ok:
+        return fail(f"vector store unavailable: {services.db.vector_state.detail}")
+    return await _backfill(services, "facts", total=services.facts.pending_count())
+
+
+async def _reindex_async(services: Services) -> int:
+    ok, detail = await services.embedder.check()
+    if not ok:
+        return fail(f"embeddings unavailable, nothing was changed: {detail}")
+    services.db.reset_vectors()
+    print(f"vector tables rebuilt for {services.embedder.model} ({services.embedder.dim}-d)")
+    for name in REINDEXABLE:
+        code = await _backfill(services, name, total=None)
+        if code:
+            return code
+    return 0
+
+
+async def _backfill(services: Services, name: str, *, total: int | None) -> int:
+    store = REINDEXABLE[name](services)
+    with tqdm(total=total, desc=f"embedding {name}", unit="row") as bar:
+        try:
+            done = await backfill(store, services.embedder, on_batch=bar.update)
+        except EmbeddingError as exc:
+            bar.close()
+            return fail(f"{name}: stopped after {bar.n} rows ({exc}); run it again to resume")
+    print(f"{name}: embedded {done} rows" if done else f"{name}: nothing to embed")
+    return 0

@@ -1,0 +1,38 @@
+"""The scored fact sheet: pure scoring/assembly (`_scoring`) and its generation."""
+
+from chatsvc.fact_sheet._generate import ContextFacts, context_facts, generate, sheet_json
+from chatsvc.fact_sheet._scoring import (
+    CATEGORIES,
+    CATEGORY_LIMITS,
+    CATEGORY_WEIGHTS,
+    MAX_FACTS,
+    RECENT_EXTRACTIONS,
+    Candidate,
+    SheetEntry,
+    assemble,
+    build_sheet,
+    canonical_json,
+    decay_points,
+    reference_scores,
+    score_facts,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_LIMITS",
+    "CATEGORY_WEIGHTS",
+    "MAX_FACTS",
+    "RECENT_EXTRACTIONS",
+    "Candidate",
+    "ContextFacts",
+    "SheetEntry",
+    "assemble",
+    "build_sheet",
+    "canonical_json",
+    "context_facts",
+    "decay_points",
+    "generate",
+    "reference_scores",
+    "score_facts",
+    "sheet_json",
+]

@@ -1,0 +1,70 @@
+"""Generate and read fact sheets: store I/O around the pure scoring in `_scoring`.
+
+These functions block (SQLite); async callers run them through `in_thread`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from chatsvc.fact_sheet._scoring import (
+    RECENT_EXTRACTIONS,
+    Candidate,
+    build_sheet,
+    canonical_json,
+)
+from store import NotFound
+from store._clock import parse_iso
+from store.fact_sheets import FactSheet, FactSheets
+
+
+def generate(sheets: FactSheets, user_id: str, *, now: datetime) -> FactSheet:
+    """Score the user's active facts as of `now`, save the sheet, apply retention."""
+    inputs = sheets.inputs(user_id, records_limit=RECENT_EXTRACTIONS, now=now)
+    candidates = [Candidate(*row) for row in inputs.facts]
+    records = [(fact_id, parse_iso(at)) for fact_id, at in inputs.records]
+    entries = build_sheet(candidates, records, now)
+    return sheets.save(
+        user_id, facts_json=canonical_json(entries), fact_count=len(entries),
+        dedup_log=None, now=now,
+    )
+
+
+def sheet_json(sheet: FactSheet | None) -> dict:
+    """The API shape of a sheet; an empty sheet when there is none yet."""
+    if sheet is None:
+        return {"id": None, "facts": [], "created_at": None, "fact_count": 0, "dedup_log": None}
+    return {
+        "id": sheet.id,
+        "facts": json.loads(sheet.facts_json),
+        "created_at": sheet.created_at,
+        "fact_count": sheet.fact_count,
+        "dedup_log": json.loads(sheet.dedup_log) if sheet.dedup_log is not None else None,
+    }
+
+
+@dataclass(frozen=True)
+class ContextFacts:
+    """What the chat context needs: the sheet id (for snapshot pinning) and its entries."""
+
+    sheet_id: str | None
+    entries: list[dict[str, str]]  # [{"category", "fact"}] in sheet order
+
+
+def context_facts(
+    sheets: FactSheets, user_id: str, *, pinned_id: str | None = None
+) -> ContextFacts:
+    """The pinned sheet if it still exists, else the latest; no sheet -> no entries."""
+    sheet = None
+    if pinned_id is not None:
+        try:
+            sheet = sheets.get(user_id, pinned_id)
+        except NotFound:  # pruned by retention: fall back to the latest
+            sheet = None
+    sheet = sheet or sheets.latest(user_id)
+    if sheet is None:
+        return ContextFacts(None, [])
+    entries = [{"category": e["category"], "fact": e["fact"]} for e in json.loads(sheet.facts_json)]
+    return ContextFacts(sheet.id, entries)

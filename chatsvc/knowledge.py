@@ -1,0 +1,187 @@
+"""Knowledge base orchestration: chunk -> save -> embed, tiers, search with degradation.
+
+Indexing never waits on or fails because of the embedder or the LLM: chunks are
+saved first (keyword search finds them at once), vectors follow when the embedder
+answers (otherwise `unembedded` backfills them later), and LLM tiers are written
+by a background task that leaves the extractive ones in place on any failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import openai
+
+from chatsvc._errors import EmbeddingError
+from chatsvc._settings import Settings
+from chatsvc._threads import in_thread
+from chatsvc.embeddings import Embedder
+from context.chunking import chunk_text
+from context.tiers import extractive_tiers, parse_tiers, tier_messages
+from store import ChunkIn, Hit, Knowledge, Post, VectorUnavailable
+from store.knowledge import Saved
+
+log = logging.getLogger("chatsvc.knowledge")
+
+MODES = ("hybrid", "semantic", "keyword")
+EMBED_BATCH = 32
+SNIPPET_CHARS = 240
+POST_SOURCE = "post"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    mode: str
+    degraded_reason: str | None
+    hits: list[Hit]
+
+
+def snippet(text: str, at: int) -> str:
+    """About SNIPPET_CHARS of `text` starting a little before position `at`."""
+    start = max(0, min(at - 40, len(text) - SNIPPET_CHARS))
+    piece = text[start : start + SNIPPET_CHARS].strip()
+    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(text) else "")
+
+
+class KnowledgeService:
+    def __init__(self, settings: Settings, knowledge: Knowledge, embedder: Embedder) -> None:
+        self.settings = settings
+        self.knowledge = knowledge
+        self.embedder = embedder
+        self._llm: openai.AsyncOpenAI | None = None
+
+    # -- indexing ----------------------------------------------------------------------
+
+    def chunks(self, content: str) -> list[ChunkIn]:
+        s = self.settings
+        return [
+            ChunkIn(c.text, c.language)
+            for c in chunk_text(
+                content, target_tokens=s.knowledge_chunk_tokens,
+                max_chars=s.knowledge_chunk_max_chars,
+                overlap_chars=s.knowledge_chunk_overlap_chars,
+            )
+        ]
+
+    async def index(
+        self, *, owner_id: str | None, title: str, content: str, source_type: str,
+        source_id: str | None = None, metadata: dict | None = None,
+    ) -> Saved:
+        """Save (or replace, or keep) an entry and embed its chunks when possible.
+
+        LLM tiers are not written here: callers run `write_llm_tiers` afterwards
+        (a response background task, or the CLI after its last file) when `wants_llm_tiers`.
+        """
+        chunks = await in_thread(self.chunks, content)
+        abstract, overview = extractive_tiers(title, content)
+        saved = await in_thread(
+            self.knowledge.save, owner_id=owner_id, title=title, content=content,
+            source_type=source_type, chunks=chunks, source_id=source_id, metadata=metadata,
+            abstract=abstract, overview=overview,
+        )
+        if saved.jobs:
+            await self.embed_jobs(saved.jobs)
+        return saved
+
+    def wants_llm_tiers(self, saved: Saved) -> bool:
+        return saved.status != "unchanged" and self.settings.knowledge_llm_tiers != "off"
+
+    async def embed_jobs(self, jobs) -> bool:
+        """Embed and store chunk vectors; False (and a log line) when that cannot happen now."""
+        try:
+            for start in range(0, len(jobs), EMBED_BATCH):
+                batch = jobs[start : start + EMBED_BATCH]
+                vectors = await self.embedder.embed_documents([j.text for j in batch])
+                pairs = list(zip(batch, vectors, strict=True))
+                await in_thread(self.knowledge.save_embeddings, pairs)
+        except (EmbeddingError, VectorUnavailable) as exc:
+            log.warning("chunks saved without vectors (backfill later): %s", exc)
+            return False
+        return True
+
+    async def write_llm_tiers(self, entry_id: str, digest: str) -> bool:
+        """Ask the LLM for L0/L1 once; keep the extractive tiers on any failure."""
+        entry = await in_thread(self.knowledge.read, entry_id)
+        try:
+            response = await self._client().chat.completions.create(
+                model=self.settings.llm_model,
+                messages=tier_messages(entry.title, entry.content),
+                temperature=0,
+                max_tokens=600,
+            )
+            tiers = parse_tiers(response.choices[0].message.content or "")
+        except (openai.OpenAIError, IndexError, AttributeError) as exc:
+            log.info("LLM tiers skipped for %s: %s", entry_id, exc)
+            return False
+        if tiers is None:
+            log.info("LLM tiers for %s were unusable; keeping extractive ones", entry_id)
+            return False
+        return await in_thread(self.knowledge.set_tiers, entry_id, digest, *tiers)
+
+    def _client(self) -> openai.AsyncOpenAI:
+        if self._llm is None:
+            self._llm = openai.AsyncOpenAI(
+                base_url=self.settings.llm_base_url,
+                api_key=self.settings.llm_api_key or "none",
+                timeout=self.settings.knowledge_tier_timeout_seconds,
+                max_retries=0,
+            )
+        return self._llm
+
+    async def aclose(self) -> None:
+        if self._llm is not None:
+            await self._llm.close()
+
+    # -- posts -------------------------------------------------------------------------
+
+    async def sync_post(self, post: Post | None, post_id: str) -> Saved | None:
+        """Index a published post as a shared entry; drop it when unpublished or deleted."""
+        if post is not None and post.published:
+            return await self.index(
+                owner_id=None, title=post.title, content=post.content,
+                source_type=POST_SOURCE, source_id=post.id,
+                metadata={"post_id": post.id, "excerpt": post.excerpt},
+            )
+        await in_thread(self.knowledge.delete_source, None, POST_SOURCE, post_id)
+        return None
+
+    # -- search ------------------------------------------------------------------------
+
+    async def search(
+        self, user_id: str, query: str, *, mode: str = "hybrid", limit: int = 10,
+        source_type: str | None = None,
+    ) -> SearchResult:
+        """Search in `mode`; hybrid/semantic fall back to keyword when vectors cannot run."""
+        if mode != "keyword":
+            try:
+                vector = await self.embedder.embed_query(query)
+                hits = await self._vector_search(user_id, query, vector, mode, limit, source_type)
+                return SearchResult(mode, None, hits)
+            except EmbeddingError as exc:
+                reason = f"embeddings unavailable: {exc}"
+            except VectorUnavailable as exc:
+                reason = f"vector store unavailable: {exc.reason}"
+            log.warning("knowledge search degraded to keyword: %s", reason)
+        hits = await in_thread(
+            self.knowledge.keyword, query, viewer_id=user_id, source_type=source_type,
+            limit=limit,
+        )
+        return SearchResult("keyword", None if mode == "keyword" else reason, hits)
+
+    async def search_with_vector(
+        self, user_id: str, query: str, query_vector, *, limit: int = 5,
+        source_type: str | None = None,
+    ) -> list[Hit]:
+        """Hybrid search for a chat turn that embedded the query already.
+
+        Raises VectorUnavailable when the vector store cannot run (the chat falls back).
+        """
+        return await self._vector_search(user_id, query, query_vector, "hybrid", limit,
+                                         source_type)
+
+    async def _vector_search(self, user_id, query, vector, mode, limit, source_type):
+        options = {"viewer_id": user_id, "source_type": source_type, "limit": limit}
+        if mode == "semantic":
+            return await in_thread(self.knowledge.semantic, vector, **options)
+        return await in_thread(self.knowledge.hybrid, query, vector, **options)

@@ -1,0 +1,37 @@
+"""Small request checks that answer 400 naming the field (beyond what types enforce)."""
+
+from __future__ import annotations
+
+import re
+
+from litestar.exceptions import ValidationException
+
+SOURCE_TYPE = re.compile(r"^[a-z0-9_-]{1,32}$")
+
+
+def bad(field: str, message: str) -> ValidationException:
+    return ValidationException(
+        detail=f"invalid value for {field}: {message}", extra=[{"key": field, "message": message}]
+    )
+
+
+def text(field: str, value: object, *, max_chars: int, required: bool = True) -> str:
+    if not isinstance(value, str):
+        raise bad(field, "must be a string")
+    if required and not value.strip():
+        raise bad(field, "must not be empty")
+    if len(value) > max_chars:
+        raise bad(field, f"must be at most {max_chars} characters")
+    return value
+
+
+def source_type(value: str | None, field: str = "source_type") -> str | None:
+    if value is not None and not SOURCE_TYPE.match(value):
+        raise bad(field, "use 1-32 characters a-z, 0-9, _ or -")
+    return value
+
+
+def bounded(field: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise bad(field, f"must be between {low} and {high}")
+    return value

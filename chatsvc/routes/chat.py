@@ -1,0 +1,153 @@
+"""POST /api/chat (SSE or JSON) and the conversation routes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from litestar import Request, Response, delete, get, post
+from litestar.exceptions import ValidationException
+from litestar.params import FromPath, JSONBody
+from litestar.types import ASGIApp
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from chatsvc._errors_http import error_response
+from chatsvc._threads import in_thread, in_thread_shielded
+from chatsvc.chat._turn import Turn
+
+log = logging.getLogger("chatsvc.chat")
+
+MAX_PROJECT_ID = 200
+
+
+@dataclass
+class ChatRequest:
+    message: str
+    conversation_id: str | None = None
+    stream: bool = True
+    project_id: str | None = None
+
+
+def invalid(field: str, problem: str) -> ValidationException:
+    return ValidationException(
+        detail=f"invalid value for {field}: {problem}",
+        extra=[{"key": field, "message": problem}],
+    )
+
+
+def check_message(text: str, limit: int, field: str = "message") -> str:
+    if not text.strip():
+        raise invalid(field, "must not be empty")
+    if len(text) > limit:
+        raise invalid(field, f"longer than {limit} characters")
+    return text
+
+
+def sse(event: str, payload: dict) -> ServerSentEvent:
+    return ServerSentEvent(event=event, data=json.dumps(payload, ensure_ascii=False))
+
+
+def event_stream(request: Request, events: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
+    settings = request.app.state.services.settings
+    return EventSourceResponse(
+        events,
+        ping=settings.sse_ping_seconds,
+        ping_message_factory=lambda: ServerSentEvent(comment="ping"),
+        send_timeout=settings.sse_send_timeout_seconds,
+    )
+
+
+def _meta(turn: Turn) -> dict:
+    prepared = turn.prepared
+    return {
+        "conversation_id": turn.conversation.id, "message_id": turn.reply_id,
+        "mode": prepared.mode, "degraded_reason": prepared.degraded_reason,
+        "prefix_hash": prepared.assembly.prefix_hash, "sources": prepared.sources,
+    }
+
+
+def server_timing(prepared) -> dict[str, str]:
+    """A Server-Timing header with where the turn's preparation went (ms)."""
+    parts = [f"{name};dur={seconds * 1000:.2f}" for name, seconds in prepared.timings.items()]
+    return {"Server-Timing": ", ".join(parts)}
+
+
+def _usage(turn: Turn) -> dict:
+    usage = turn.outcome.usage
+    if usage is None:
+        return {"prompt_tokens": None, "completion_tokens": None, "cached_tokens": None}
+    return usage.as_json()
+
+
+async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent]:
+    try:
+        await turn.prepare()
+    except Exception:
+        log.exception("preparing a chat turn failed")
+        yield sse("error", {"code": "internal", "message": "the turn could not be prepared"})
+        return
+    yield sse("meta", _meta(turn))
+    async for text in turn.deltas():
+        yield sse("delta", {"content": text})
+    outcome = turn.outcome
+    if outcome.status == "complete":
+        yield sse("done", {"message_id": turn.reply_id, "finish_reason": outcome.finish_reason,
+                           "usage": _usage(turn)})
+    else:
+        yield sse("error", {"code": outcome.error_code, "message": outcome.error_message})
+
+
+@post("/api/chat", summary="Chat (SSE stream or JSON)", tags=["chat"], status_code=200)
+async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
+    services = request.app.state.services
+    message = check_message(data.message, services.settings.max_message_chars)
+    if data.project_id is not None and not 0 < len(data.project_id.strip()) <= MAX_PROJECT_ID:
+        raise invalid("project_id", f"must be 1-{MAX_PROJECT_ID} characters")
+    turn = await Turn.start(services, request.user, message,
+                            conversation_id=data.conversation_id, project_id=data.project_id)
+    if data.stream:
+        return event_stream(request, _chat_events(turn))
+    await turn.prepare()
+    content = "".join([text async for text in turn.deltas()])
+    outcome = turn.outcome
+    if outcome.status != "complete":
+        return error_response(request, 502, outcome.error_message, extra={
+            "code": outcome.error_code, "conversation_id": turn.conversation.id,
+            "message_id": turn.reply_id,
+        })
+    return Response({**_meta(turn), "content": content, "usage": _usage(turn)},
+                    headers=server_timing(turn.prepared))
+
+
+@get("/api/conversations", summary="The caller's conversations", tags=["chat"])
+async def list_conversations(request: Request) -> dict:
+    found = await in_thread(request.app.state.services.chats.list, request.user.id)
+    return {"conversations": [
+        {"id": c.id, "title": c.title, "created_at": c.created_at, "updated_at": c.updated_at}
+        for c in found
+    ]}
+
+
+@get("/api/conversations/{conversation_id:str}", summary="One conversation", tags=["chat"])
+async def get_conversation(request: Request, conversation_id: FromPath[str]) -> dict:
+    chats = request.app.state.services.chats
+    conversation = await in_thread(chats.get, request.user.id, conversation_id)
+    messages = await in_thread(chats.messages, request.user.id, conversation_id)
+    return {"id": conversation.id, "title": conversation.title, "messages": [
+        {"id": m.id, "role": m.role, "content": m.content, "created_at": m.created_at,
+         "status": m.status}
+        for m in messages
+    ]}
+
+
+@delete("/api/conversations/{conversation_id:str}", summary="Delete a conversation",
+        tags=["chat"], status_code=204)
+async def delete_conversation(request: Request, conversation_id: FromPath[str]) -> None:
+    await in_thread_shielded(
+        request.app.state.services.chats.delete, request.user.id, conversation_id
+    )
+
+
+ROUTES = [chat, list_conversations, get_conversation, delete_conversation]

@@ -1,0 +1,111 @@
+"""Facts API (API.md "Facts"): list, create, get, patch, delete, semantic search.
+
+POST /api/facts/extract belongs to fact extraction and lives elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from litestar import Request, delete, get, patch, post
+from litestar.exceptions import ValidationException
+from litestar.params import Parameter
+
+from chatsvc._threads import in_thread
+from store.facts import Fact
+
+LIST_MAX = 200
+SEARCH_MAX = 50
+
+
+@dataclass
+class NewFact:
+    category: str
+    fact: str
+
+
+@dataclass
+class FactChanges:
+    category: str | None = None
+    fact: str | None = None
+
+
+def fact_json(fact: Fact) -> dict:
+    return {"id": fact.id, "category": fact.category, "fact": fact.fact,
+            "created_at": fact.created_at, "updated_at": fact.updated_at,
+            "last_extracted_at": fact.last_extracted_at, "mention_count": fact.mention_count}
+
+
+def _bad(field: str, message: str) -> ValidationException:
+    return ValidationException(f"invalid value for {field}: {message}",
+                               extra=[{"key": field, "message": message}])
+
+
+def _service(request: Request):
+    return request.app.state.services.fact_service
+
+
+@get("/api/facts", summary="List facts", tags=["facts"])
+async def list_facts(
+    request: Request,
+    category: str | None = None,
+    limit: int = 50,
+    offset: int = Parameter(default=0, ge=0),
+) -> dict:
+    facts, total = await in_thread(
+        _service(request).store.list, request.user.id, category=category,
+        limit=min(max(limit, 1), LIST_MAX), offset=offset,
+    )
+    return {"facts": [fact_json(f) for f in facts], "total": total}
+
+
+@post("/api/facts", summary="Save a fact", tags=["facts"])
+async def create_fact(request: Request, data: NewFact) -> dict:
+    fact = await _service(request).create(request.user.id, category=data.category,
+                                          fact=data.fact)
+    return fact_json(fact)
+
+
+@get("/api/facts/search", summary="Semantic fact search", tags=["facts"])
+async def search_facts(
+    request: Request,
+    q: str | None = None,
+    limit: int = 10,
+    max_distance: float = 1.0,
+) -> dict:
+    if q is None or not q.strip():
+        raise _bad("q", "a search text is required")
+    if not math.isfinite(max_distance) or max_distance < 0:
+        raise _bad("max_distance", "must be a number >= 0")
+    hits = await _service(request).search(
+        request.user.id, q.strip(), limit=min(max(limit, 1), SEARCH_MAX),
+        max_distance=max_distance,
+    )
+    return {"results": [
+        {"id": h.fact.id, "fact": h.fact.fact, "category": h.fact.category,
+         "last_extracted_at": h.fact.last_extracted_at, "distance": h.distance}
+        for h in hits
+    ]}
+
+
+@get("/api/facts/{fact_id:str}", summary="One fact", tags=["facts"])
+async def get_fact(request: Request, fact_id: str) -> dict:
+    return fact_json(await in_thread(_service(request).store.get, request.user.id, fact_id))
+
+
+@patch("/api/facts/{fact_id:str}", summary="Change a fact (re-embedded)", tags=["facts"])
+async def update_fact(request: Request, fact_id: str, data: FactChanges) -> dict:
+    if data.category is None and data.fact is None:
+        raise _bad("category", "send category and/or fact")
+    fact = await _service(request).update(request.user.id, fact_id, category=data.category,
+                                          fact=data.fact)
+    return fact_json(fact)
+
+
+@delete("/api/facts/{fact_id:str}", summary="Delete a fact and its embedding", tags=["facts"])
+async def delete_fact(request: Request, fact_id: str) -> None:
+    await _service(request).delete(request.user.id, fact_id)
+
+
+ROUTES = [list_facts, create_fact, search_facts, get_fact, update_fact, delete_fact]

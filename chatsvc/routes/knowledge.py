@@ -1,0 +1,134 @@
+"""Knowledge base routes: add documents, search, browse, read (L2), delete."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from litestar import Request, Response, delete, get, post
+from litestar.background_tasks import BackgroundTask
+from litestar.exceptions import PermissionDeniedException
+
+from chatsvc._threads import in_thread
+from chatsvc.knowledge import snippet
+from chatsvc.routes import _validate as check
+from store import Entry, Hit
+from store._fts import first_hit
+
+MAX_TITLE = 500
+MAX_QUERY = 2000
+MAX_SOURCE_ID = 1000
+
+
+@dataclass
+class DocumentIn:
+    title: str
+    content: str
+    source_type: str = "document"
+    source_id: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass
+class SearchIn:
+    query: str
+    mode: Literal["hybrid", "semantic", "keyword"] = "hybrid"
+    limit: int = 10
+    source_type: str | None = None
+
+
+def entry_summary(entry: Entry) -> dict:
+    return {
+        "id": entry.id, "title": entry.title, "source_type": entry.source_type,
+        "source_id": entry.source_id, "abstract": entry.abstract, "overview": entry.overview,
+        "chunks": entry.chunks, "shared": entry.owner_id is None,
+        "created_at": entry.created_at, "updated_at": entry.updated_at,
+    }
+
+
+def entry_full(entry: Entry) -> dict:
+    return {**entry_summary(entry), "content": entry.content, "metadata": entry.metadata,
+            "tiers_by": entry.tiers_by}
+
+
+def hit_json(hit: Hit, query: str) -> dict:
+    return {
+        "id": hit.chunk_id, "entry_id": hit.entry_id, "title": hit.title,
+        "source_type": hit.source_type, "source_id": hit.source_id,
+        "chunk_index": hit.chunk_index, "abstract": hit.abstract, "overview": hit.overview,
+        "snippet": snippet(hit.text, first_hit(hit.text, query)), "score": hit.score,
+    }
+
+
+@post("/api/knowledge/documents", summary="Add a document", tags=["knowledge"])
+async def add_document(request: Request, data: DocumentIn) -> Response:
+    services = request.app.state.services
+    title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
+    content = check.text("content", data.content, max_chars=services.settings.max_body_bytes)
+    check.source_type(data.source_type)
+    if data.source_id is not None:
+        check.text("source_id", data.source_id, max_chars=MAX_SOURCE_ID)
+    saved = await services.knowledge.index(
+        owner_id=request.user.id, title=title, content=content,
+        source_type=data.source_type, source_id=data.source_id, metadata=data.metadata,
+    )
+    background = None
+    if services.knowledge.wants_llm_tiers(saved):
+        background = BackgroundTask(
+            services.knowledge.write_llm_tiers, saved.entry.id, saved.entry.content_hash
+        )
+    body = {"id": saved.entry.id, "chunks": saved.entry.chunks, "status": saved.status}
+    return Response(body, status_code=201, background=background)
+
+
+@post("/api/knowledge/search", summary="Search the knowledge base", tags=["knowledge"],
+      status_code=200)
+async def search(request: Request, data: SearchIn) -> dict:
+    query = check.text("query", data.query, max_chars=MAX_QUERY)
+    check.bounded("limit", data.limit, 1, 50)
+    check.source_type(data.source_type)
+    result = await request.app.state.services.knowledge.search(
+        request.user.id, query, mode=data.mode, limit=data.limit, source_type=data.source_type
+    )
+    return {"mode": result.mode, "degraded_reason": result.degraded_reason,
+            "results": [hit_json(hit, query) for hit in result.hits]}
+
+
+@get("/api/knowledge", summary="Browse entries", tags=["knowledge"])
+async def list_entries(
+    request: Request, source_type: str | None = None, limit: int = 50, offset: int = 0
+) -> dict:
+    check.source_type(source_type)
+    check.bounded("limit", limit, 1, 200)
+    check.bounded("offset", offset, 0, 10**9)
+    knowledge = request.app.state.services.knowledge.knowledge
+    entries, total = await in_thread(
+        knowledge.list, viewer_id=request.user.id, source_type=source_type, limit=limit,
+        offset=offset,
+    )
+    return {"entries": [entry_summary(e) for e in entries], "total": total}
+
+
+@get("/api/knowledge/stats", summary="Counts by source type", tags=["knowledge"])
+async def stats(request: Request) -> dict:
+    knowledge = request.app.state.services.knowledge.knowledge
+    return await in_thread(knowledge.stats, viewer_id=request.user.id)
+
+
+@get("/api/knowledge/{entry_id:str}", summary="One entry with its full content (L2)",
+     tags=["knowledge"])
+async def get_entry(request: Request, entry_id: str) -> dict:
+    knowledge = request.app.state.services.knowledge.knowledge
+    return entry_full(await in_thread(knowledge.get, entry_id, viewer_id=request.user.id))
+
+
+@delete("/api/knowledge/{entry_id:str}", summary="Delete an entry", tags=["knowledge"])
+async def delete_entry(request: Request, entry_id: str) -> None:
+    knowledge = request.app.state.services.knowledge.knowledge
+    entry = await in_thread(knowledge.get, entry_id, viewer_id=request.user.id)
+    if entry.owner_id is None and not request.user.is_admin:
+        raise PermissionDeniedException("shared entries can be deleted by admins only")
+    await in_thread(knowledge.delete, entry_id)
+
+
+ROUTES = [add_document, search, list_entries, stats, get_entry, delete_entry]

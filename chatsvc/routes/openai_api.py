@@ -1,0 +1,148 @@
+"""OpenAI-compatible facade: POST /v1/chat/completions and GET /v1/models.
+
+The client's `messages` are the conversation (nothing is stored); the service
+puts the user's stable prefix in front and splices the per-message context in
+exactly as /api/chat does. Errors use OpenAI's shape (see _errors_http).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+
+from litestar import Request, Response, get, post
+from litestar.exceptions import NotFoundException
+from litestar.params import JSONBody
+from litestar.types import ASGIApp
+from sse_starlette import ServerSentEvent
+
+from chatsvc._errors_http import error_response
+from chatsvc.chat._prepare import Prepared, prepare
+from chatsvc.chat._relay import Relay
+from chatsvc.routes.chat import check_message, event_stream, invalid
+from context import Message
+from store._clock import new_id
+
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+# Sampling options passed through to the upstream as the client sent them.
+PASSTHROUGH = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
+               "presence_penalty", "frequency_penalty")
+
+
+def _text(content, field: str) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        for p in content
+    ):
+        return "".join(p["text"] for p in content)
+    raise invalid(field, "content must be a string or a list of text parts")
+
+
+def parse_messages(raw) -> tuple[list[Message], str]:
+    """(history, current user message) from the client's `messages`."""
+    if not isinstance(raw, list) or not raw:
+        raise invalid("messages", "must be a non-empty list")
+    parsed = []
+    for index, item in enumerate(raw):
+        field = f"messages[{index}]"
+        if not isinstance(item, dict) or item.get("role") not in ROLES:
+            raise invalid(f"{field}.role", f"must be one of {', '.join(ROLES)}")
+        parsed.append(Message(ROLES[item["role"]], _text(item.get("content"), field)))
+    if parsed[-1].role != "user":
+        raise invalid("messages", "the last message must come from the user")
+    return parsed[:-1], parsed[-1].content
+
+
+def _usage(outcome) -> dict | None:
+    usage = outcome.usage
+    if usage is None:
+        return None
+    body = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+            "total_tokens": (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)}
+    if usage.cached_tokens is not None:
+        body["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
+    return body
+
+
+def _extension(prepared: Prepared) -> dict:
+    """chatsvc's own fields (ignored by OpenAI clients)."""
+    return {"mode": prepared.mode, "degraded_reason": prepared.degraded_reason,
+            "prefix_hash": prepared.assembly.prefix_hash, "sources": prepared.sources}
+
+
+def _chunk(ident: str, model: str, delta: dict, finish_reason: str | None = None) -> dict:
+    return {"id": ident, "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+
+
+def _data(payload: dict) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps(payload, ensure_ascii=False))
+
+
+async def _stream(relay: Relay, ident: str, model: str,
+                  include_usage: bool) -> AsyncIterator[ServerSentEvent]:
+    yield _data(_chunk(ident, model, {"role": "assistant", "content": ""}))
+    async with aclosing(relay.events()) as events:
+        async for delta in events:
+            yield _data(_chunk(ident, model, {"content": delta.content}))
+    outcome = relay.outcome
+    if outcome.status != "complete":
+        yield _data({"error": {"message": outcome.error_message, "type": "upstream_error",
+                               "code": outcome.error_code}})
+    else:
+        yield _data(_chunk(ident, model, {}, outcome.finish_reason or "stop"))
+        if include_usage:
+            yield _data({**_chunk(ident, model, {}), "choices": [], "usage": _usage(outcome)})
+    yield ServerSentEvent(data="[DONE]")
+
+
+@post("/v1/chat/completions", summary="OpenAI-compatible chat", tags=["openai"],
+      status_code=200)
+async def chat_completions(request: Request, data: JSONBody[dict]) -> ASGIApp:
+    services = request.app.state.services
+    settings = services.settings
+    model = data.get("model")
+    if not isinstance(model, str) or not model:
+        raise invalid("model", "must be a model id from GET /v1/models")
+    if model != settings.llm_model:
+        raise NotFoundException(f"model {model!r} does not exist; see GET /v1/models")
+    history, current = parse_messages(data.get("messages"))
+    check_message(current, settings.max_message_chars, "messages")
+    stream = data.get("stream", False)
+    if not isinstance(stream, bool):
+        raise invalid("stream", "must be true or false")
+    options = {key: data[key] for key in PASSTHROUGH if key in data}
+    prepared = await prepare(services, request.user, conversation=None,
+                             history=history, current=current)
+    relay = Relay(services.llm, prepared.assembly.messages,
+                  timeout=settings.llm_timeout_seconds, options=options)
+    ident = f"chatcmpl-{new_id()}"
+    if stream:
+        include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
+        return event_stream(request, _stream(relay, ident, model, include_usage))
+    content = "".join([delta.content async for delta in relay.events()])
+    outcome = relay.outcome
+    if outcome.status != "complete":
+        return error_response(request, 502, outcome.error_message)
+    message = {"role": "assistant", "content": content}
+    return Response({
+        "id": ident, "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": outcome.finish_reason or "stop"}],
+        "usage": _usage(outcome), "chatsvc": _extension(prepared),
+    })
+
+
+@get("/v1/models", summary="The configured model", tags=["openai"])
+async def models(request: Request) -> dict:
+    model = request.app.state.services.settings.llm_model
+    return {"object": "list",
+            "data": [{"id": model, "object": "model", "created": 0, "owned_by": "chatsvc"}]}
+
+
+ROUTES = [chat_completions, models]

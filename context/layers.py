@@ -1,0 +1,85 @@
+"""The plain data `assemble` takes: one small frozen dataclass per kind of item.
+
+chatsvc fills these from the store; nothing here knows where they came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CATEGORY_ORDER = ("core", "technical", "project", "transient")
+
+
+@dataclass(frozen=True)
+class SheetFact:
+    """One fact sheet entry (stable prefix); rank = its position in the sheet (0 first)."""
+
+    category: str
+    fact: str
+    rank: int
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """An earlier conversation of the user (stable prefix): date only, never a clock."""
+
+    id: str
+    title: str
+    created_at: str  # ISO-8601 UTC; rendered as its date
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """A saved memory (baseline in the stable prefix; with `distance` when recalled)."""
+
+    id: str
+    type: str
+    content: str
+    distance: float | None = None
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A pinned document (stable prefix)."""
+
+    id: str
+    title: str
+    content: str
+
+
+@dataclass(frozen=True)
+class FactHit:
+    """A fact found for the current message (per-message block)."""
+
+    id: str
+    category: str
+    fact: str
+    distance: float
+    last_extracted_at: str | None = None
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A knowledge chunk found for the current message (per-message block)."""
+
+    id: str
+    title: str
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Post:
+    """A recent published post: the per-message block in fallback mode."""
+
+    id: str
+    title: str
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """A history message: role is user, assistant or system (an API client's own)."""
+
+    role: str
+    content: str

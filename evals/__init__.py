@@ -1,0 +1,1 @@
+"""Evaluations and benchmarks (each writes its figures under evals/results/)."""

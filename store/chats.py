@@ -1,0 +1,191 @@
+"""Conversations and their messages.
+
+A turn writes twice: the user message first (with the conversation, if new), in
+one transaction, before anything can fail; the assistant message at the end,
+whatever its status (complete, interrupted, error). Every query is scoped by
+user id, so another user's conversation is NotFound exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from store._clock import new_id, now_iso
+from store._db import Database
+from store._errors import NotFound, StoreError
+
+TITLE_CHARS = 80
+STATUSES = ("complete", "interrupted", "error")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    user_id: str
+    title: str
+    project_id: str | None
+    snapshot: str | None
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    id: str
+    conversation_id: str
+    role: str
+    content: str
+    status: str
+    created_at: str
+    mode: str | None = None
+    prefix_hash: str | None = None
+    usage: dict | None = None
+    cached_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class AssistantReply:
+    """What the end of a turn stores."""
+
+    id: str
+    content: str
+    status: str
+    mode: str
+    prefix_hash: str
+    usage: dict | None
+    cached_tokens: int | None
+
+
+def title_for(message: str) -> str:
+    line = " ".join(message.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _conversation(row) -> Conversation:
+    return Conversation(
+        id=row["id"], user_id=row["user_id"], title=row["title"], project_id=row["project_id"],
+        snapshot=row["snapshot"], created_at=row["created_at"], updated_at=row["updated_at"],
+    )
+
+
+def _message(row) -> ChatMessage:
+    return ChatMessage(
+        id=row["id"], conversation_id=row["conversation_id"], role=row["role"],
+        content=row["content"], status=row["status"], created_at=row["created_at"],
+        mode=row["mode"], prefix_hash=row["prefix_hash"],
+        usage=json.loads(row["usage"]) if row["usage"] else None,
+        cached_tokens=row["cached_tokens"],
+    )
+
+
+class Chats:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def get(self, user_id: str, conversation_id: str) -> Conversation:
+        row = self.db.connection().execute(
+            "SELECT * FROM conversations WHERE id = ? AND user_id = ?", (conversation_id, user_id)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no conversation {conversation_id}")
+        return _conversation(row)
+
+    def list(self, user_id: str, *, limit: int = 100, offset: int = 0) -> list[Conversation]:
+        rows = self.db.connection().execute(
+            "SELECT * FROM conversations WHERE user_id = ? "
+            "ORDER BY updated_at DESC, id LIMIT ? OFFSET ?", (user_id, limit, offset)
+        ).fetchall()
+        return [_conversation(row) for row in rows]
+
+    def recent(
+        self, user_id: str, *, before: Conversation | None = None, limit: int
+    ) -> list[Conversation]:
+        """The user's latest conversations by start, newest first; only those started
+        before `before` when given, so the list (a stable-prefix layer) does not change
+        while that conversation runs.
+        """
+        bound, exclude = (before.created_at, before.id) if before else ("\uffff", "")
+        rows = self.db.connection().execute(
+            "SELECT * FROM conversations WHERE user_id = ? AND id != ? AND created_at < ? "
+            "ORDER BY created_at DESC, id LIMIT ?", (user_id, exclude, bound, limit),
+        ).fetchall()
+        return [_conversation(row) for row in rows]
+
+    def messages(self, user_id: str, conversation_id: str) -> list[ChatMessage]:
+        self.get(user_id, conversation_id)
+        rows = self.db.connection().execute(
+            "SELECT * FROM messages WHERE conversation_id = ? AND user_id = ? ORDER BY seq",
+            (conversation_id, user_id),
+        ).fetchall()
+        return [_message(row) for row in rows]
+
+    def start_turn(
+        self, user_id: str, content: str, *, conversation_id: str | None = None,
+        project_id: str | None = None,
+    ) -> tuple[Conversation, ChatMessage]:
+        """Store the user's message (creating the conversation when none is given)."""
+        now = now_iso()
+        message_id = new_id()
+        with self.db.transaction() as conn:
+            if conversation_id is None:
+                conversation_id = new_id()
+                conn.execute(
+                    "INSERT INTO conversations(id, user_id, title, project_id, created_at, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (conversation_id, user_id, title_for(content), project_id, now, now),
+                )
+            else:
+                updated = conn.execute(
+                    "UPDATE conversations SET updated_at = ? WHERE id = ? AND user_id = ?",
+                    (now, conversation_id, user_id),
+                )
+                if updated.rowcount == 0:
+                    raise NotFound(f"no conversation {conversation_id}")
+            conn.execute(
+                "INSERT INTO messages(id, conversation_id, user_id, role, content, status, "
+                "created_at) VALUES (?, ?, ?, 'user', ?, 'complete', ?)",
+                (message_id, conversation_id, user_id, content, now),
+            )
+        return self.get(user_id, conversation_id), self._get_message(message_id)
+
+    def finish_turn(self, user_id: str, conversation_id: str, reply: AssistantReply) -> None:
+        """Store the assistant's answer (complete or partial) and touch the conversation."""
+        if reply.status not in STATUSES:
+            raise StoreError(f"invalid message status {reply.status!r}")
+        now = now_iso()
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO messages(id, conversation_id, user_id, role, content, status, mode, "
+                "prefix_hash, usage, cached_tokens, created_at) "
+                "VALUES (?, ?, ?, 'assistant', ?, ?, ?, ?, ?, ?, ?)",
+                (reply.id, conversation_id, user_id, reply.content, reply.status, reply.mode,
+                 reply.prefix_hash, json.dumps(reply.usage) if reply.usage else None,
+                 reply.cached_tokens, now),
+            )
+            conn.execute(
+                "UPDATE conversations SET updated_at = ? WHERE id = ? AND user_id = ?",
+                (now, conversation_id, user_id),
+            )
+
+    def set_snapshot(self, user_id: str, conversation_id: str, snapshot: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE conversations SET snapshot = ?, snapshot_at = ? WHERE id = ? "
+                "AND user_id = ?", (snapshot, now_iso(), conversation_id, user_id),
+            )
+
+    def delete(self, user_id: str, conversation_id: str) -> None:
+        with self.db.transaction() as conn:
+            deleted = conn.execute(
+                "DELETE FROM conversations WHERE id = ? AND user_id = ?",
+                (conversation_id, user_id),
+            )
+        if deleted.rowcount == 0:
+            raise NotFound(f"no conversation {conversation_id}")
+
+    def _get_message(self, message_id: str) -> ChatMessage:
+        row = self.db.connection().execute(
+            "SELECT * FROM messages WHERE id = ?", (message_id,)
+        ).fetchone()
+        return _message(row)

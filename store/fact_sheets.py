@@ -1,0 +1,126 @@
+"""Fact sheets: stored snapshots of a user's scored top facts, and the sheet's inputs.
+
+Sheets are kept 7 days; the latest one is always kept, however old, because the
+chat context and the extraction job read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from store._clock import iso, new_id
+from store._db import Database
+from store._errors import NotFound
+from store.facts import _LIVE as LIVE_FACT
+
+RETENTION = timedelta(days=7)
+# Newest first; rowid breaks ties between sheets written in the same microsecond.
+_NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
+
+
+@dataclass(frozen=True)
+class FactSheet:
+    id: str
+    user_id: str
+    facts_json: str
+    dedup_log: str | None
+    fact_count: int
+    created_at: str
+
+
+@dataclass(frozen=True)
+class SheetInputs:
+    """Active facts as (id, category, fact) and recent extraction records as
+    (fact_id, extracted_at), newest first, read in one snapshot."""
+
+    facts: list[tuple[str, str, str]]
+    records: list[tuple[str, str]]
+
+
+def _row_to_sheet(row) -> FactSheet:
+    return FactSheet(
+        id=row["id"],
+        user_id=row["user_id"],
+        facts_json=row["facts_json"],
+        dedup_log=row["dedup_log"],
+        fact_count=row["fact_count"],
+        created_at=row["created_at"],
+    )
+
+
+def _prune(conn, user_id: str, now: datetime) -> int:
+    cursor = conn.execute(
+        "DELETE FROM fact_sheets WHERE user_id = ? AND created_at < ? AND id != "
+        f"(SELECT id FROM fact_sheets WHERE user_id = ? {_NEWEST_FIRST} LIMIT 1)",
+        (user_id, iso(now - RETENTION), user_id),
+    )
+    return cursor.rowcount
+
+
+class FactSheets:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def inputs(self, user_id: str, *, records_limit: int, now: datetime) -> SheetInputs:
+        """What scoring needs: facts live at `now` and the user's `records_limit` most
+        recent extraction records (of any fact: superseded ones still use up the window)."""
+        with self.db.transaction() as conn:  # one snapshot for both reads
+            facts = conn.execute(
+                f"SELECT f.id, f.category, f.fact FROM facts f WHERE f.user_id = :user "
+                f"AND {LIVE_FACT} ORDER BY f.id",
+                {"user": user_id, "now": iso(now)},
+            ).fetchall()
+            records = conn.execute(
+                "SELECT fact_id, extracted_at FROM fact_extractions WHERE user_id = ? "
+                "ORDER BY extracted_at DESC, id DESC LIMIT ?",
+                (user_id, records_limit),
+            ).fetchall()
+        return SheetInputs([tuple(r) for r in facts], [tuple(r) for r in records])
+
+    def save(
+        self,
+        user_id: str,
+        *,
+        facts_json: str,
+        fact_count: int,
+        dedup_log: str | None,
+        now: datetime,
+    ) -> FactSheet:
+        """Insert a sheet created at `now`, then drop this user's sheets older than the
+        retention period except the latest."""
+        sheet_id = new_id()
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO fact_sheets(id, user_id, facts_json, dedup_log, fact_count, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (sheet_id, user_id, facts_json, dedup_log, fact_count, iso(now)),
+            )
+            _prune(conn, user_id, now)
+        return self.get(user_id, sheet_id)
+
+    def prune(self, user_id: str, *, now: datetime) -> int:
+        """Delete the user's sheets older than the retention period, except the latest."""
+        with self.db.transaction() as conn:
+            return _prune(conn, user_id, now)
+
+    def latest(self, user_id: str) -> FactSheet | None:
+        row = self.db.connection().execute(
+            f"SELECT * FROM fact_sheets WHERE user_id = ? {_NEWEST_FIRST} LIMIT 1", (user_id,)
+        ).fetchone()
+        return _row_to_sheet(row) if row is not None else None
+
+    def get(self, user_id: str, sheet_id: str) -> FactSheet:
+        """The user's sheet `sheet_id`; another user's id is NotFound like a missing one."""
+        row = self.db.connection().execute(
+            "SELECT * FROM fact_sheets WHERE id = ? AND user_id = ?", (sheet_id, user_id)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no fact sheet {sheet_id}")
+        return _row_to_sheet(row)
+
+    def list(self, user_id: str) -> list[FactSheet]:
+        rows = self.db.connection().execute(
+            f"SELECT * FROM fact_sheets WHERE user_id = ? {_NEWEST_FIRST}", (user_id,)
+        ).fetchall()
+        return [_row_to_sheet(row) for row in rows]

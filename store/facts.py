@@ -1,0 +1,318 @@
+"""Facts about a user, their extraction history and their vectors (`fact_vec`).
+
+A fact is *live* until it is superseded or its `valid_to` has passed; lists,
+`recent` and search return live facts only. `mention_count` and
+`last_extracted_at` are derived from `fact_extractions`.
+
+Vectors are optional at every write: pass `embedding=` when the caller has one.
+A text change without a new vector deletes the old vector in the same
+transaction, so a fact never matches its previous text; backfill
+(`unembedded` -> `save_embeddings`) embeds it later. Vector writes are skipped
+while vector search is unavailable (no sqlite-vec, dimension CONFLICT):
+`chatsvc reindex` rebuilds everything from this table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from dataclasses import dataclass
+
+from store._clock import new_id, now_iso
+from store._db import Database
+from store._errors import NotFound, StoreError
+from store._vectors import EmbedJob
+
+CATEGORIES = ("core", "technical", "project", "transient")
+KNN_MAX_K = 4096  # sqlite-vec's limit for `k`
+FACT_MAX_CHARS = 2000
+
+# Live = not superseded and not expired; `:now` is bound by every query using it.
+_LIVE = "f.superseded_by IS NULL AND (f.valid_to IS NULL OR f.valid_to > :now)"
+# Live facts with no vector, or one made from other text.
+_UNEMBEDDED = (
+    f"FROM facts f WHERE {_LIVE} AND NOT EXISTS (SELECT 1 FROM fact_vec v "
+    "WHERE v.fact_id = f.id AND v.content_hash = f.content_hash)"
+)
+_COLUMNS = (
+    "f.id, f.user_id, f.category, f.fact, f.created_at, f.updated_at, f.superseded_by, "
+    "f.valid_to, (SELECT max(e.extracted_at) FROM fact_extractions e WHERE e.fact_id = f.id)"
+    " AS last_extracted_at, (SELECT count(*) FROM fact_extractions e WHERE e.fact_id = f.id)"
+    " AS mention_count"
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    user_id: str
+    category: str
+    fact: str
+    created_at: str
+    updated_at: str
+    last_extracted_at: str | None
+    mention_count: int
+    superseded_by: str | None
+    valid_to: str | None
+
+
+@dataclass(frozen=True)
+class FactHit:
+    """A search result: the fact and its cosine distance to the query (0 = same)."""
+
+    fact: Fact
+    distance: float
+
+
+class InvalidFact(StoreError):
+    """A category or text the facts table does not accept; `field` names which."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"invalid value for {field}: {message}")
+        self.field = field
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _row_to_fact(row) -> Fact:
+    return Fact(
+        id=row["id"],
+        user_id=row["user_id"],
+        category=row["category"],
+        fact=row["fact"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        last_extracted_at=row["last_extracted_at"],
+        mention_count=row["mention_count"],
+        superseded_by=row["superseded_by"],
+        valid_to=row["valid_to"],
+    )
+
+
+def check_fields(category: str | None, text: str | None) -> str | None:
+    """Validate the fields; return the stripped text (None when not given)."""
+    if category is not None and category not in CATEGORIES:
+        raise InvalidFact("category", f"must be one of {', '.join(CATEGORIES)}")
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        raise InvalidFact("fact", "must not be empty")
+    if len(text) > FACT_MAX_CHARS:
+        raise InvalidFact("fact", f"must be at most {FACT_MAX_CHARS} characters")
+    return text
+
+
+class Facts:
+    """SQL for `facts`, `fact_extractions` and `fact_vec`. Implements `Reindexable`."""
+
+    table = "fact_vec"
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- plain rows ------------------------------------------------------------------
+
+    def create(
+        self, user_id: str, *, category: str, fact: str, embedding: list[float] | None = None
+    ) -> Fact:
+        text = check_fields(category, fact)
+        fact_id, now = new_id(), now_iso()
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO facts(id, user_id, category, fact, content_hash, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (fact_id, user_id, category, text, content_hash(text), now, now),
+            )
+            if embedding is not None:
+                self._put_vector(conn, fact_id, user_id, embedding, content_hash(text))
+        return self.get(user_id, fact_id)
+
+    def get(self, user_id: str, fact_id: str) -> Fact:
+        """The fact (live or not); NotFound when missing or another user's."""
+        row = self.db.connection().execute(
+            f"SELECT {_COLUMNS} FROM facts f WHERE f.id = ? AND f.user_id = ?",
+            (fact_id, user_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no fact {fact_id}")
+        return _row_to_fact(row)
+
+    def list(
+        self, user_id: str, *, category: str | None = None, limit: int = 50, offset: int = 0
+    ) -> tuple[list[Fact], int]:
+        """Live facts, most recently updated first, and the total matching count."""
+        check_fields(category, None)
+        where = f"f.user_id = :user AND {_LIVE}"
+        if category is not None:
+            where += " AND f.category = :category"
+        params = {"user": user_id, "category": category, "now": now_iso(),
+                  "limit": limit, "offset": offset}
+        conn = self.db.connection()
+        total = conn.execute(f"SELECT count(*) FROM facts f WHERE {where}", params).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM facts f WHERE {where} "
+            "ORDER BY f.updated_at DESC, f.id LIMIT :limit OFFSET :offset",
+            params,
+        ).fetchall()
+        return [_row_to_fact(row) for row in rows], total
+
+    def recent(self, user_id: str, *, limit: int = 100) -> list[Fact]:
+        """Live facts by last activity (latest of update and extraction), newest first."""
+        rows = self.db.connection().execute(
+            f"SELECT {_COLUMNS} FROM facts f WHERE f.user_id = :user AND {_LIVE} "
+            "ORDER BY max(f.updated_at, coalesce(last_extracted_at, '')) DESC, f.id "
+            "LIMIT :limit",
+            {"user": user_id, "now": now_iso(), "limit": limit},
+        ).fetchall()
+        return [_row_to_fact(row) for row in rows]
+
+    def find_live(self, user_id: str, fact: str) -> Fact | None:
+        """The user's live fact with exactly this (stripped) text, if any: extraction
+        turns a repeated "new" fact into a mention of the existing one."""
+        row = self.db.connection().execute(
+            f"SELECT {_COLUMNS} FROM facts f WHERE f.user_id = :user AND {_LIVE} "
+            "AND f.content_hash = :hash ORDER BY f.created_at, f.id LIMIT 1",
+            {"user": user_id, "now": now_iso(), "hash": content_hash(fact.strip())},
+        ).fetchone()
+        return _row_to_fact(row) if row is not None else None
+
+    def update(
+        self,
+        user_id: str,
+        fact_id: str,
+        *,
+        category: str | None = None,
+        fact: str | None = None,
+        embedding: list[float] | None = None,
+    ) -> Fact:
+        """Change category and/or text. `embedding` is the new text's vector, if known."""
+        text = check_fields(category, fact)
+        current = self.get(user_id, fact_id)
+        new_text = current.fact if text is None else text
+        new_hash = content_hash(new_text)
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE facts SET category = ?, fact = ?, content_hash = ?, updated_at = ? "
+                "WHERE id = ? AND user_id = ?",
+                (category or current.category, new_text, new_hash, now_iso(), fact_id, user_id),
+            )
+            if embedding is not None:
+                self._put_vector(conn, fact_id, user_id, embedding, new_hash)
+            elif new_text != current.fact:
+                self._drop_vector(conn, fact_id)
+        return self.get(user_id, fact_id)
+
+    def delete(self, user_id: str, fact_id: str) -> None:
+        """Delete the fact, its extraction records and its vector."""
+        with self.db.transaction() as conn:
+            cursor = conn.execute(
+                "DELETE FROM facts WHERE id = ? AND user_id = ?", (fact_id, user_id)
+            )
+            if cursor.rowcount == 0:
+                raise NotFound(f"no fact {fact_id}")
+            self._drop_vector(conn, fact_id)
+
+    def record_extraction(
+        self, fact_id: str, user_id: str, *, message_id: str | None, extracted_at: str
+    ) -> None:
+        """Note that extraction (re)found this fact: one more mention."""
+        with self.db.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO fact_extractions(fact_id, user_id, message_id, extracted_at) "
+                "SELECT id, user_id, ?, ? FROM facts WHERE id = ? AND user_id = ?",
+                (message_id, extracted_at, fact_id, user_id),
+            )
+            if cursor.rowcount == 0:
+                raise NotFound(f"no fact {fact_id}")
+
+    def supersede(self, old_id: str, *, by_id: str, at: str) -> None:
+        """Mark `old_id` replaced by `by_id` (same user) from `at`; its vector goes."""
+        with self.db.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE facts SET superseded_by = :by, valid_to = :at WHERE id = :old "
+                "AND :old != :by AND user_id = (SELECT user_id FROM facts WHERE id = :by)",
+                {"old": old_id, "by": by_id, "at": at},
+            )
+            if cursor.rowcount == 0:
+                raise NotFound(f"no fact {old_id} of the same user as {by_id}")
+            self._drop_vector(conn, old_id)
+
+    # -- vectors (Reindexable) ---------------------------------------------------------
+
+    def unembedded(self, *, limit: int) -> list[EmbedJob]:
+        """Live facts without a vector or with one made from other text."""
+        conn = self.db.require_vectors()
+        rows = conn.execute(
+            f"SELECT f.id, f.fact, f.content_hash {_UNEMBEDDED} ORDER BY f.id LIMIT :limit",
+            {"now": now_iso(), "limit": limit},
+        ).fetchall()
+        return [EmbedJob(row["id"], row["fact"], row["content_hash"]) for row in rows]
+
+    def pending_count(self) -> int:
+        """How many facts `unembedded` would return without a limit (progress bars)."""
+        conn = self.db.require_vectors()
+        return conn.execute(
+            f"SELECT count(*) {_UNEMBEDDED}", {"now": now_iso()}
+        ).fetchone()[0]
+
+    def save_embeddings(self, items: list[tuple[EmbedJob, list[float]]]) -> None:
+        """Store vectors for jobs whose fact still has the text they were made from."""
+        self.db.require_vectors()
+        with self.db.transaction() as conn:
+            for job, vector in items:
+                row = conn.execute(
+                    "SELECT user_id FROM facts WHERE id = ? AND content_hash = ?",
+                    (job.row_id, job.content_hash),
+                ).fetchone()
+                if row is not None:  # else changed or deleted meanwhile: skip
+                    self._put_vector(conn, job.row_id, row["user_id"], vector, job.content_hash)
+
+    def search_by_vector(
+        self, user_id: str, vector: list[float], *, limit: int = 10, max_distance: float = 1.0
+    ) -> list[FactHit]:
+        """The user's live facts nearest to `vector`, closest first, within max_distance."""
+        conn = self.db.require_vectors()
+        # Expired facts may still hold vectors and are filtered after the KNN:
+        # over-fetch so they rarely cost a result.
+        k = min(KNN_MAX_K, max(1, limit) * 2 + 10)
+        rows = conn.execute(
+            "WITH knn AS (SELECT fact_id, distance FROM fact_vec WHERE embedding MATCH :vec "
+            "AND k = :k AND user_id = :user) "
+            f"SELECT {_COLUMNS}, knn.distance FROM knn JOIN facts f ON f.id = knn.fact_id "
+            f"WHERE knn.distance <= :max AND f.user_id = :user AND {_LIVE} "
+            "ORDER BY knn.distance, f.id LIMIT :limit",
+            {"vec": self._blob(vector), "k": k, "user": user_id, "max": max_distance,
+             "now": now_iso(), "limit": limit},
+        ).fetchall()
+        return [FactHit(_row_to_fact(row), float(row["distance"])) for row in rows]
+
+    def vector_count(self, user_id: str | None = None) -> int:
+        conn = self.db.require_vectors()
+        if user_id is None:
+            return conn.execute("SELECT count(*) FROM fact_vec").fetchone()[0]
+        return conn.execute(
+            "SELECT count(*) FROM fact_vec WHERE user_id = ?", (user_id,)
+        ).fetchone()[0]
+
+    def _blob(self, vector: list[float]) -> bytes:
+        if len(vector) != self.db.embed_dim:
+            raise ValueError(f"expected a {self.db.embed_dim}-d vector, got {len(vector)}-d")
+        return array("f", vector).tobytes()
+
+    def _put_vector(self, conn, fact_id: str, user_id: str, vector, digest: str) -> None:
+        # sqlite-vec 0.1.9 has no upsert: delete + insert inside the caller's transaction.
+        if not self.db.vector_state.ok:
+            return
+        blob = self._blob(vector)
+        conn.execute("DELETE FROM fact_vec WHERE fact_id = ?", (fact_id,))
+        conn.execute(
+            "INSERT INTO fact_vec(fact_id, user_id, embedding, content_hash) VALUES (?, ?, ?, ?)",
+            (fact_id, user_id, blob, digest),
+        )
+
+    def _drop_vector(self, conn, fact_id: str) -> None:
+        if self.db.vector_state.ok:
+            conn.execute("DELETE FROM fact_vec WHERE fact_id = ?", (fact_id,))

@@ -1,0 +1,100 @@
+"""Blog posts. Publishing and indexing into the knowledge base is the caller's job
+(chatsvc.knowledge), since it needs the embedder; this module is plain rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from store._clock import new_id, now_iso
+from store._db import Database
+from store._errors import NotFound
+
+_EDITABLE = ("title", "content", "excerpt", "published")
+
+
+@dataclass(frozen=True)
+class Post:
+    id: str
+    author_id: str | None
+    title: str
+    content: str
+    excerpt: str
+    published: bool
+    created_at: str
+    updated_at: str
+    published_at: str | None
+
+
+def _post(row) -> Post:
+    return Post(
+        id=row["id"], author_id=row["author_id"], title=row["title"], content=row["content"],
+        excerpt=row["excerpt"], published=bool(row["published"]), created_at=row["created_at"],
+        updated_at=row["updated_at"], published_at=row["published_at"],
+    )
+
+
+class Posts:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def create(
+        self, *, author_id: str | None, title: str, content: str, excerpt: str, published: bool
+    ) -> Post:
+        post_id, now = new_id(), now_iso()
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO posts(id, author_id, title, content, excerpt, published, "
+                "created_at, updated_at, published_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (post_id, author_id, title, content, excerpt, int(published), now, now,
+                 now if published else None),
+            )
+        return self.get(post_id)
+
+    def get(self, post_id: str, *, include_drafts: bool = True) -> Post:
+        row = self.db.connection().execute(
+            "SELECT * FROM posts WHERE id = ?", (post_id,)
+        ).fetchone()
+        if row is None or not (include_drafts or row["published"]):
+            raise NotFound(f"no post {post_id}")
+        return _post(row)
+
+    def list(self, *, limit: int = 20, include_drafts: bool = False) -> list[Post]:
+        rows = self.db.connection().execute(
+            "SELECT * FROM posts WHERE published = 1 OR ? ORDER BY created_at DESC, id LIMIT ?",
+            (int(include_drafts), limit),
+        ).fetchall()
+        return [_post(row) for row in rows]
+
+    def update(self, post_id: str, **changes: object) -> Post:
+        """Change any of title, content, excerpt, published; publishing stamps published_at."""
+        unknown = set(changes) - set(_EDITABLE)
+        if unknown:
+            raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
+        with self.db.transaction() as conn:
+            before = self.get(post_id)
+            values = {**{k: getattr(before, k) for k in _EDITABLE}, **changes}
+            published_at = before.published_at
+            if values["published"] and not before.published:
+                published_at = now_iso()
+            conn.execute(
+                "UPDATE posts SET title = ?, content = ?, excerpt = ?, published = ?, "
+                "published_at = ?, updated_at = ? WHERE id = ?",
+                (values["title"], values["content"], values["excerpt"],
+                 int(bool(values["published"])), published_at, now_iso(), post_id),
+            )
+        return self.get(post_id)
+
+    def delete(self, post_id: str) -> Post:
+        with self.db.transaction():
+            post = self.get(post_id)
+            self.db.connection().execute("DELETE FROM posts WHERE id = ?", (post_id,))
+        return post
+
+    def recent_published(self, limit: int = 3) -> list[Post]:
+        """The newest published posts (title + excerpt ground the chat fallback)."""
+        rows = self.db.connection().execute(
+            "SELECT * FROM posts WHERE published = 1 "
+            "ORDER BY published_at DESC, created_at DESC, id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [_post(row) for row in rows]

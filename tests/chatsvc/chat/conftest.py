@@ -1,0 +1,91 @@
+"""Chat fixtures: the scripted upstream on loopback, settings pointing at it, SSE helpers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from httpx_sse import connect_sse
+
+from chatsvc import Settings
+from chatsvc.testing import ScriptedUpstream
+
+
+@pytest.fixture
+def upstream():
+    with ScriptedUpstream() as server:
+        yield server
+
+
+@pytest.fixture
+def settings(isolated_env, upstream, monkeypatch) -> Settings:
+    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
+    monkeypatch.setenv("LLM_RETRY_BACKOFF", "0.01")
+    # The upstream records chat turns only: knowledge tiers stay extractive.
+    monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
+    return Settings.from_env()
+
+
+def read_events(client, headers, body: dict) -> list[tuple[str, dict]]:
+    """POST /api/chat and collect (event, data) pairs until the stream ends."""
+    with connect_sse(client, "POST", "/api/chat", json=body, headers=headers) as source:
+        assert source.response.status_code == 200, source.response.read()
+        return [(e.event, json.loads(e.data)) for e in source.iter_sse()]
+
+
+def chat(client, headers, message: str, conversation_id: str | None = None):
+    body = {"message": message}
+    if conversation_id:
+        body["conversation_id"] = conversation_id
+    return read_events(client, headers, body)
+
+
+def seed_user_data(client, headers, admin_headers=None, *, document: bool = False) -> None:
+    """Real data through the real routes: facts, a fact sheet, memory, optionally a
+    knowledge document, and published posts when an admin is given."""
+    for category, fact in [("core", "Lives in Lisbon with a cat called Miso"),
+                           ("technical", "Writes Python and SQLite code every day"),
+                           ("project", "Is building chatsvc, a streaming chat backend")]:
+        assert client.post("/api/facts", json={"category": category, "fact": fact},
+                           headers=headers).status_code == 201
+    assert client.post("/api/fact-sheet/generate", headers=headers).status_code == 201
+    for content, kind in [("Answer briefly, in plain words", "preference"),
+                          ("Prefers tea over coffee in the afternoon", "note")]:
+        assert client.post("/api/memory", json={"content": content, "type": kind,
+                                                "scope": "global"},
+                           headers=headers).status_code == 201
+    if document:
+        doc = {"title": "Deploy notes",
+               "content": "chatsvc is deployed with uvicorn behind nginx."}
+        assert client.post("/api/knowledge/documents", json=doc,
+                           headers=headers).status_code == 201
+    for i in range(4 if admin_headers else 0):
+        post = {"title": f"Post {i}", "content": f"Body of post {i}.",
+                "excerpt": f"Excerpt {i}", "published": True}
+        assert client.post("/api/posts", json=post, headers=admin_headers).status_code == 201
+
+
+@pytest.fixture
+def live(services):
+    """The app on a real loopback port (uvicorn in a thread): real disconnects, real clients."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from chatsvc import create_app
+    from chatsvc.local_models import free_port
+
+    port = free_port()
+    config = uvicorn.Config(create_app(services=services), host="127.0.0.1", port=port,
+                            log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)

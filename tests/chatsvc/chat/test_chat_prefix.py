@@ -1,0 +1,135 @@
+"""Against the scripted upstream: byte-stable prefix over 10 turns, block placement,
+history without per-message blocks, snapshot pinning."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chatsvc.testing import Reply
+from context.assemble import canonical
+from tests.chatsvc.chat.conftest import chat, seed_user_data
+
+HEADER = "POSSIBLY RELATED FACTS (Semantic search results based on the current message)"
+QUESTIONS = [
+    "Where do I live?", "What is my cat called?", "Which language do I write?",
+    "What am I building?", "How is chatsvc deployed?", "Do I prefer tea or coffee?",
+    "Summarise what you know about me", "What database do I use?", "Any tips for nginx?",
+    "Thanks, that is all",
+]
+
+
+def run_conversation(client, headers, upstream, questions):
+    conversation_id, metas, dones = None, [], []
+    for i, question in enumerate(questions):
+        upstream.script(Reply(chunks=[f"Answer {i} ", "part two"]))
+        events = chat(client, headers, question, conversation_id)
+        kinds = [kind for kind, _ in events]
+        assert kinds[0] == "meta" and kinds[-1] == "done" and set(kinds[1:-1]) == {"delta"}
+        meta = events[0][1]
+        conversation_id = meta["conversation_id"]
+        metas.append(meta)
+        dones.append(events[-1][1])
+    return conversation_id, metas, dones
+
+
+def test_ten_turns_keep_the_stable_prefix_byte_identical(client, alice, upstream):
+    seed_user_data(client, alice[1])
+    _, metas, dones = run_conversation(client, alice[1], upstream, QUESTIONS)
+    bodies = [r.body for r in upstream.requests]
+    assert len(bodies) == 10
+    prefixes = {canonical(body["messages"][:1]) for body in bodies}
+    assert len(prefixes) == 1
+    system = bodies[0]["messages"][0]["content"]
+    assert "FACT SHEET" in system and "Lives in Lisbon" in system
+    assert "USER MEMORY" in system and "Answer briefly" in system
+    assert {m["prefix_hash"] for m in metas} == {metas[0]["prefix_hash"]}
+    assert all(m["mode"] == "rag" and m["degraded_reason"] is None for m in metas)
+    # The scripted upstream caches the longest common prefix: at least the system message.
+    assert all(d["usage"]["cached_tokens"] > 200 for d in dones[1:])
+
+    for turn, body in enumerate(bodies):
+        messages = body["messages"]
+        assert messages[1]["role"] == "user" and messages[1]["content"].startswith(HEADER)
+        assert messages[2]["role"] == "assistant" and messages[2]["content"].startswith(
+            "Understood.")
+        history = messages[3:-1]
+        assert len(history) == 2 * turn
+        for i, message in enumerate(history):
+            assert HEADER not in message["content"]
+            assert message == ({"role": "user", "content": QUESTIONS[i // 2]} if i % 2 == 0
+                               else {"role": "assistant", "content": f"Answer {i // 2} part two"})
+        assert messages[-1] == {"role": "user", "content": QUESTIONS[turn]}
+        assert sum(HEADER in m["content"] for m in messages) == 1
+        assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+
+
+def test_sources_name_the_facts_memories_and_chunks_found(client, alice, upstream):
+    seed_user_data(client, alice[1], document=True)
+    events = chat(client, alice[1], "How is chatsvc deployed with nginx?")
+    sources = events[0][1]["sources"]
+    kinds = {s["type"] for s in sources}
+    assert {"fact", "chunk"} <= kinds
+    chunk = next(s for s in sources if s["type"] == "chunk")
+    assert chunk["title"] == "Deploy notes" and "score" in chunk
+    block = upstream.requests[0].body["messages"][1]["content"]
+    assert "(last extracted:" in block or "[project] Is building chatsvc" in block
+    assert "untrusted data" in block
+
+
+@pytest.fixture
+def before_last_user(monkeypatch):
+    monkeypatch.setenv("CHATSVC_CONTEXT_STRATEGY", "before_last_user")
+
+
+def test_before_last_user_places_the_block_before_the_current_message(
+    before_last_user, client, alice, upstream
+):
+    seed_user_data(client, alice[1])
+    _, _, dones = run_conversation(client, alice[1], upstream, QUESTIONS[:4])
+    bodies = [r.body["messages"] for r in upstream.requests]
+    assert len({canonical(m[:1]) for m in bodies}) == 1
+    for turn, messages in enumerate(bodies):
+        assert messages[-3]["content"].startswith(HEADER)
+        assert messages[-2]["content"].startswith("Understood.")
+        assert messages[-1]["content"] == QUESTIONS[turn]
+        assert len(messages) == 1 + 2 * turn + 3
+        assert all(HEADER not in m["content"] for m in messages[:-3])
+    # History now sits inside the cached prefix: the cached part grows turn by turn.
+    cached = [d["usage"]["cached_tokens"] for d in dones]
+    assert cached[1] < cached[2] < cached[3]
+
+
+def test_snapshot_is_pinned_until_its_ttl(monkeypatch, client, alice, upstream, services):
+    seed_user_data(client, alice[1])
+    first = chat(client, alice[1], "hello")[0][1]
+    # New data and a regenerated sheet: the running conversation keeps its prefix...
+    client.post("/api/facts", json={"category": "core", "fact": "Speaks Portuguese"},
+                headers=alice[1])
+    assert client.post("/api/fact-sheet/generate", headers=alice[1]).status_code == 201
+    second = chat(client, alice[1], "again", first["conversation_id"])[0][1]
+    assert second["prefix_hash"] == first["prefix_hash"]
+    assert "Speaks Portuguese" not in upstream.requests[1].body["messages"][0]["content"]
+    # ...while a new conversation sees the new sheet.
+    fresh = chat(client, alice[1], "new conversation")[0][1]
+    assert fresh["prefix_hash"] != first["prefix_hash"]
+    assert "Speaks Portuguese" in upstream.requests[2].body["messages"][0]["content"]
+    stored = services.chats.get(alice[0].id, first["conversation_id"]).snapshot
+    assert json.loads(stored)["fact_sheet_id"] is not None
+
+
+def test_expired_snapshot_is_taken_again(monkeypatch, client, alice, upstream, services):
+    import time
+
+    seed_user_data(client, alice[1])
+    monkeypatch.setattr(services, "settings",
+                        services.settings.with_overrides(snapshot_ttl_seconds=0.3))
+    first = chat(client, alice[1], "hello")[0][1]
+    client.post("/api/facts", json={"category": "core", "fact": "Speaks Portuguese"},
+                headers=alice[1])
+    client.post("/api/fact-sheet/generate", headers=alice[1])
+    time.sleep(0.35)
+    second = chat(client, alice[1], "again", first["conversation_id"])[0][1]
+    assert second["prefix_hash"] != first["prefix_hash"]
+    assert "Speaks Portuguese" in upstream.requests[1].body["messages"][0]["content"]
