@@ -71,11 +71,21 @@ async def _reindex_async(services: Services) -> int:
 
 async def _backfill(services: Services, name: str, *, total: int | None) -> int:
     store = REINDEXABLE[name](services)
+    batches = 0
     with tqdm(total=total, desc=f"embedding {name}", unit="row") as bar:
+
+        def step(rows: int) -> None:
+            nonlocal batches
+            batches += 1
+            bar.update(rows)
+
         try:
-            done = await backfill(store, services.embedder, on_batch=bar.update)
+            done = await backfill(store, services.embedder, on_batch=step)
         except EmbeddingError as exc:
             bar.close()
             return fail(f"{name}: stopped after {bar.n} rows ({exc}); run it again to resume")
-    print(f"{name}: embedded {done} rows" if done else f"{name}: nothing to embed")
+    if not done:
+        print(f"{name}: nothing to embed")
+    else:
+        print(f"{name}: embedded {done} rows in {batches} batch{'es' * (batches != 1)}")
     return 0

@@ -103,6 +103,8 @@ class HttpEmbedder:
             ok, detail = await self._describe()
         except httpx.HTTPError as exc:
             ok, detail = False, f"{self.base_url} unreachable ({type(exc).__name__})"
+        except EmbeddingError as exc:
+            ok, detail = False, str(exc)
         if ok:
             self.breaker.close()
         else:
@@ -132,7 +134,7 @@ class HttpEmbedder:
     async def _probe(self) -> bool:
         try:
             return (await self._describe())[0]
-        except httpx.HTTPError:
+        except (httpx.HTTPError, EmbeddingError):
             return False
 
     async def _embed(self, texts: list[str], *, is_query: bool) -> list[list[float]]:

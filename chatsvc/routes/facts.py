@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Annotated
 
 from litestar import Request, delete, get, patch, post
 from litestar.exceptions import ValidationException
-from litestar.params import Parameter
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from chatsvc._threads import in_thread
 from store.facts import Fact
@@ -49,9 +50,9 @@ def _service(request: Request):
 @get("/api/facts", summary="List facts", tags=["facts"])
 async def list_facts(
     request: Request,
-    category: str | None = None,
-    limit: int = 50,
-    offset: int = Parameter(default=0, ge=0),
+    category: FromQuery[str | None] = None,
+    limit: FromQuery[int] = 50,
+    offset: Annotated[int, QueryParameter(ge=0)] = 0,
 ) -> dict:
     facts, total = await in_thread(
         _service(request).store.list, request.user.id, category=category,
@@ -61,7 +62,7 @@ async def list_facts(
 
 
 @post("/api/facts", summary="Save a fact", tags=["facts"])
-async def create_fact(request: Request, data: NewFact) -> dict:
+async def create_fact(request: Request, data: JSONBody[NewFact]) -> dict:
     fact = await _service(request).create(request.user.id, category=data.category,
                                           fact=data.fact)
     return fact_json(fact)
@@ -70,9 +71,9 @@ async def create_fact(request: Request, data: NewFact) -> dict:
 @get("/api/facts/search", summary="Semantic fact search", tags=["facts"])
 async def search_facts(
     request: Request,
-    q: str | None = None,
-    limit: int = 10,
-    max_distance: float = 1.0,
+    q: FromQuery[str | None] = None,
+    limit: FromQuery[int] = 10,
+    max_distance: FromQuery[float] = 1.0,
 ) -> dict:
     if q is None or not q.strip():
         raise _bad("q", "a search text is required")
@@ -90,12 +91,14 @@ async def search_facts(
 
 
 @get("/api/facts/{fact_id:str}", summary="One fact", tags=["facts"])
-async def get_fact(request: Request, fact_id: str) -> dict:
+async def get_fact(request: Request, fact_id: FromPath[str]) -> dict:
     return fact_json(await in_thread(_service(request).store.get, request.user.id, fact_id))
 
 
 @patch("/api/facts/{fact_id:str}", summary="Change a fact (re-embedded)", tags=["facts"])
-async def update_fact(request: Request, fact_id: str, data: FactChanges) -> dict:
+async def update_fact(
+    request: Request, fact_id: FromPath[str], data: JSONBody[FactChanges]
+) -> dict:
     if data.category is None and data.fact is None:
         raise _bad("category", "send category and/or fact")
     fact = await _service(request).update(request.user.id, fact_id, category=data.category,
@@ -104,7 +107,7 @@ async def update_fact(request: Request, fact_id: str, data: FactChanges) -> dict
 
 
 @delete("/api/facts/{fact_id:str}", summary="Delete a fact and its embedding", tags=["facts"])
-async def delete_fact(request: Request, fact_id: str) -> None:
+async def delete_fact(request: Request, fact_id: FromPath[str]) -> None:
     await _service(request).delete(request.user.id, fact_id)
 
 

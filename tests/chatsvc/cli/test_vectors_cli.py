@@ -1,0 +1,67 @@
+"""chatsvc embed-facts and chatsvc reindex on a real database with the local embedder."""
+
+from __future__ import annotations
+
+import asyncio
+
+from chatsvc import Services
+from chatsvc.cli import main
+from chatsvc.reindex import backfill
+from store import Database
+
+
+def _facts_without_vectors(settings, local_embedder, texts):
+    services = Services.open(settings, embedder=local_embedder)
+    user, _ = services.users.add("erin")
+    for text in texts:
+        services.facts.create(user.id, category="core", fact=text)
+    services.db.close()
+    return user
+
+
+def test_embed_facts_backfills_once_and_is_idempotent(settings, local_embedder, capsys):
+    texts = [f"Erin's fact number {i}" for i in range(60)]
+    _facts_without_vectors(settings, local_embedder, texts)
+    assert main(["embed-facts"]) == 0
+    out = capsys.readouterr()
+    assert "facts: embedded 60 rows in 2 batches" in out.out
+    assert "60/60" in out.err  # the progress bar
+    assert main(["embed-facts"]) == 0
+    assert "facts: nothing to embed" in capsys.readouterr().out
+    services = Services.open(settings, embedder=local_embedder)
+    assert services.facts.vector_count() == 60 and services.facts.pending_count() == 0
+    services.db.close()
+
+
+def test_reindex_clears_a_dimension_conflict(settings, local_embedder, capsys):
+    Database(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
+    user = _facts_without_vectors(settings, local_embedder,
+                                  ["Erin keeps bees", "Erin speaks Welsh"])
+    assert main(["embed-facts"]) == 1
+    assert "CONFLICT" in capsys.readouterr().err
+    assert main(["reindex"]) == 0
+    assert "facts: embedded 2 rows in 1 batch" in capsys.readouterr().out
+
+    services = Services.open(settings, embedder=local_embedder)
+    try:
+        assert services.db.vector_state.ok
+        hits = asyncio.run(services.fact_service.search(user.id, "honey and hives"))
+        assert hits[0].fact.fact == "Erin keeps bees"
+    finally:
+        services.db.close()
+
+
+def test_reindex_changes_nothing_when_embeddings_are_down(settings, local_embedder, monkeypatch,
+                                                          capsys):
+    _facts_without_vectors(settings, local_embedder, ["Erin rows at dawn"])
+    services = Services.open(settings, embedder=local_embedder)
+    asyncio.run(backfill(services.facts, local_embedder))
+    services.db.close()
+    monkeypatch.setenv("CHATSVC_EMBEDDINGS", "ollama")
+    monkeypatch.setenv("OLLAMA_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("CHATSVC_EMBED_MODEL", "multilingual-e5-small")
+    assert main(["reindex"]) == 1
+    assert "nothing was changed" in capsys.readouterr().err
+    services = Services.open(settings, embedder=local_embedder)
+    assert services.facts.vector_count() == 1
+    services.db.close()
