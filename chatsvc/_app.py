@@ -13,12 +13,23 @@ from chatsvc._auth import auth_middleware
 from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
-from chatsvc.routes import chat, fact_sheet, facts, health, knowledge, memory, openai_api, posts
+from chatsvc.extraction import schedule
+from chatsvc.routes import (
+    chat,
+    extraction,
+    fact_sheet,
+    facts,
+    health,
+    knowledge,
+    memory,
+    openai_api,
+    posts,
+)
 
 ROUTES = [
     health.health, health.me, fact_sheet.latest_sheet, fact_sheet.generate_sheet,
-    *facts.ROUTES, memory.router, *knowledge.ROUTES, *posts.ROUTES, *chat.ROUTES,
-    *openai_api.ROUTES,
+    *facts.ROUTES, extraction.extract_facts, memory.router, *knowledge.ROUTES, *posts.ROUTES,
+    *chat.ROUTES, *openai_api.ROUTES,
 ]
 
 
@@ -36,7 +47,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         owned = services is None
         app.state.services = services or Services.open(settings)
         try:
-            yield
+            async with schedule(app.state.services.extractor, settings.extract_interval_seconds):
+                yield
         finally:
             if owned:
                 await app.state.services.aclose()

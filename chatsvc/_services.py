@@ -8,6 +8,7 @@ from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
 from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
+from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
 from chatsvc.knowledge import KnowledgeService
 from store import Chats, Database, Facts, Knowledge, Memories, Posts, Users
@@ -26,6 +27,7 @@ class Services:
     fact_sheets: FactSheets
     facts: Facts
     fact_service: FactService
+    extractor: FactExtractor
     memories: Memories
     knowledge: KnowledgeService
     posts: Posts
@@ -42,11 +44,13 @@ class Services:
         )
         health = HealthChecker(settings, db, embedder)
         facts = Facts(db)
+        fact_service = FactService(facts, embedder)
         knowledge = Knowledge(db, rescore=settings.knowledge_rescore_candidates)
         return cls(
             settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
             chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
-            facts=facts, fact_service=FactService(facts, embedder), memories=Memories(db),
+            facts=facts, fact_service=fact_service,
+            extractor=FactExtractor(settings, fact_service), memories=Memories(db),
             knowledge=KnowledgeService(settings, knowledge, embedder), posts=Posts(db),
         )
 
@@ -55,4 +59,5 @@ class Services:
         await self.embedder.aclose()
         await self.health.aclose()
         await self.llm.aclose()
+        await self.extractor.aclose()
         self.db.close()

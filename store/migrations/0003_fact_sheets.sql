@@ -2,7 +2,7 @@
 -- each extraction cycle and read by the chat context. facts_json is canonical JSON
 -- (sorted keys, fixed separators) so unchanged inputs give byte-identical sheets.
 
-CREATE TABLE fact_sheets (
+CREATE TABLE IF NOT EXISTS fact_sheets (
     id          TEXT PRIMARY KEY,
     user_id     TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     facts_json  TEXT NOT NULL,
@@ -11,4 +11,4 @@ CREATE TABLE fact_sheets (
     fact_count  INTEGER NOT NULL,
     created_at  TEXT NOT NULL
 );
-CREATE INDEX fact_sheets_user ON fact_sheets(user_id, created_at DESC);
+CREATE INDEX IF NOT EXISTS fact_sheets_user ON fact_sheets(user_id, created_at DESC);

@@ -1,0 +1,169 @@
+"""The fact extraction job: per user, pending messages -> LLM -> facts -> fact sheet.
+
+Batches are per conversation, oldest first, each request within the token cap.
+A malformed answer gets one repair retry; a second one, or an upstream error,
+skips the batch with a log line and leaves its messages unprocessed for the next
+run. Runs for one user never overlap in this process; across processes the
+processed mark decides (see `store.extraction`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+import openai
+
+from chatsvc._settings import Settings
+from chatsvc._threads import in_thread, in_thread_shielded
+from chatsvc.extraction import _apply
+from chatsvc.extraction._prompt import (
+    Extraction,
+    MalformedReply,
+    Request,
+    build_request,
+    parse_reply,
+    repair_chat,
+    repair_overhead,
+)
+from chatsvc.fact_sheet import generate
+from chatsvc.facts import FactService
+from store._clock import utc_now
+from store.extraction import AlreadyProcessed, ExtractionQueue, PendingMessage
+from store.fact_sheets import FactSheets
+
+log = logging.getLogger("chatsvc.extraction")
+
+PENDING_PER_RUN = 2000  # messages looked at per user and run; the rest waits
+
+
+@dataclass
+class ExtractionResult:
+    new_facts: int = 0
+    referenced: int = 0
+    superseded: int = 0
+    fact_sheet_id: str | None = None
+    processed_messages: int = 0
+    failed_batches: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+class SkipBatch(Exception):
+    """This batch cannot be extracted now; its messages stay unprocessed."""
+
+
+class UpstreamDown(SkipBatch):
+    """The LLM failed: the user's other conversations would fail too, stop the run."""
+
+
+class FactExtractor:
+    def __init__(
+        self,
+        settings: Settings,
+        fact_service: FactService,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.settings = settings
+        self.fact_service = fact_service
+        self.facts = fact_service.store
+        self.db = self.facts.db
+        self.sheets = FactSheets(self.db)
+        self.queue = ExtractionQueue(self.db)
+        self.clock = clock
+        self.client = client or openai.AsyncOpenAI(
+            base_url=settings.llm_base_url, api_key=settings.llm_api_key or "unused",
+            timeout=settings.llm_timeout_seconds, max_retries=1,
+        )
+        self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+    async def run_all(self) -> dict[str, ExtractionResult]:
+        """One run for every user with unprocessed messages, one user at a time."""
+        users = await in_thread(self.queue.users_with_pending)
+        return {user_id: await self.run_user(user_id) for user_id in users}
+
+    async def run_user(self, user_id: str) -> ExtractionResult:
+        async with self._locks[user_id]:
+            result = ExtractionResult()
+            pending = await in_thread(self.queue.pending, user_id, limit=PENDING_PER_RUN)
+            conversations: dict[str, list[PendingMessage]] = defaultdict(list)
+            for message in pending:
+                conversations[message.conversation_id].append(message)
+            for messages in conversations.values():
+                try:
+                    await self._conversation(user_id, messages, result)
+                except SkipBatch as exc:
+                    result.failed_batches += 1
+                    result.errors.append(str(exc))
+                    if isinstance(exc, UpstreamDown):
+                        break
+            if result.processed_messages:
+                sheet = await in_thread(generate, self.sheets, user_id, now=self.clock())
+                result.fact_sheet_id = sheet.id
+            return result
+
+    async def _conversation(
+        self, user_id: str, messages: list[PendingMessage], result: ExtractionResult
+    ) -> None:
+        budget = (self.settings.extract_max_input_tokens - self.settings.extract_max_output_tokens
+                  - repair_overhead(self.settings.tokenizer))
+        while messages:
+            known = await in_thread(_apply.known_facts, self.facts, self.sheets, user_id,
+                                    now=self.clock())
+            request = build_request(known, messages, budget=budget,
+                                    tokenizer=self.settings.tokenizer)
+            extraction = await self._ask(request, {k.ref for k in known}, user_id)
+            try:
+                applied = await in_thread_shielded(
+                    _apply.apply, self.db, self.facts, self.queue, user_id=user_id,
+                    messages=request.messages, known=known, extraction=extraction,
+                    now=self.clock(),
+                )
+            except AlreadyProcessed:
+                log.info("fact extraction: user %s batch already processed elsewhere", user_id)
+                return
+            result.new_facts += len(applied.created)
+            result.referenced += applied.referenced
+            result.superseded += applied.superseded
+            result.processed_messages += len(request.messages)
+            await self.fact_service.index(applied.created)  # failure: left for backfill
+            messages = messages[len(request.messages):]
+
+    async def _ask(self, request: Request, refs: set[str], user_id: str) -> Extraction:
+        first = await self._complete(request.chat, user_id)
+        try:
+            return parse_reply(first, refs)
+        except MalformedReply as exc:
+            error = str(exc)
+        second = await self._complete(repair_chat(request, first, error), user_id)
+        try:
+            return parse_reply(second, refs)
+        except MalformedReply as exc:
+            log.warning("fact extraction: skipped %d messages of user %s: malformed JSON "
+                        "after one repair (%s)", len(request.messages), user_id, exc)
+            raise SkipBatch(f"malformed JSON from the LLM after one repair: {exc}") from None
+
+    async def _complete(self, chat: list[dict[str, str]], user_id: str) -> str:
+        try:
+            response = await self.client.chat.completions.create(
+                model=self.settings.llm_model, messages=chat, temperature=0,
+                max_tokens=self.settings.extract_max_output_tokens,
+                response_format={"type": "json_object"},
+            )
+        except openai.APIError as exc:
+            log.warning("fact extraction: LLM failed for user %s: %s", user_id, exc)
+            raise UpstreamDown(f"LLM request failed: {type(exc).__name__}") from None
+        if not response.choices:
+            return ""
+        return response.choices[0].message.content or ""

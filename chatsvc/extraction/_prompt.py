@@ -1,0 +1,169 @@
+"""The extraction request and its answer: pure functions, no I/O.
+
+Known facts go to the LLM under short refs (f1, f2, ...) rather than 32-character
+ids: fewer tokens and fewer mangled ids. The request is cut to a token budget:
+known facts take at most half of it, messages fill the rest in order, and a
+message too long to fit alone is truncated (its tail is not extracted).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import prompts
+from context.tokens import count_tokens, encode, encoding
+from store.extraction import PendingMessage
+
+CATEGORIES = ("core", "technical", "project", "transient")
+MESSAGE_OVERHEAD = 4  # role and framing tokens per chat message, as providers count them
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+@dataclass(frozen=True)
+class KnownFact:
+    ref: str
+    id: str
+    category: str
+    fact: str
+
+
+@dataclass(frozen=True)
+class Request:
+    chat: list[dict[str, str]]
+    messages: list[PendingMessage]  # the messages this request covers
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Extraction:
+    new_facts: list[tuple[str, str]]  # (category, fact)
+    referenced: list[str]  # refs
+    superseded: list[tuple[str, int]]  # (old ref, index into new_facts)
+
+
+class MalformedReply(ValueError):
+    """The LLM's answer is not the JSON object asked for; the message says why."""
+
+
+def chat_tokens(chat: list[dict[str, str]], tokenizer: str) -> int:
+    return sum(count_tokens(m["content"], tokenizer) + MESSAGE_OVERHEAD for m in chat)
+
+
+def _fill(template: str, **values: str) -> str:
+    for name, value in values.items():
+        template = template.replace("{{" + name + "}}", value)
+    return template
+
+
+def _take_lines(lines: list[str], budget: int, tokenizer: str) -> list[str]:
+    taken, used = [], 0
+    for line in lines:
+        cost = count_tokens(line, tokenizer) + 1
+        if used + cost > budget:
+            break
+        taken.append(line)
+        used += cost
+    return taken
+
+
+def _truncate(text: str, budget: int, tokenizer: str) -> str:
+    return encoding(tokenizer).decode(encode(text, tokenizer)[: max(budget, 0)])
+
+
+def build_request(
+    known: list[KnownFact], pending: list[PendingMessage], *, budget: int, tokenizer: str
+) -> Request:
+    """The request for the longest prefix of `pending` (at least one message) that fits."""
+    system = prompts.load("fact_extraction_system")
+    frame = prompts.load("fact_extraction_input")
+    empty = _fill(frame, known_facts="", conversation="")
+    free = budget - chat_tokens([{"content": system}, {"content": empty}], tokenizer)
+    fact_lines = [f"{k.ref} [{k.category}] {k.fact}" for k in known]
+    known_text = "\n".join(_take_lines(fact_lines, free // 2, tokenizer)) or "(none)"
+    free -= count_tokens(known_text, tokenizer) + 1
+    lines = [f"{m.role}: {m.content}" for m in pending]
+    taken = _take_lines(lines, free, tokenizer)
+    if not taken:  # the first message alone is too long: keep its head
+        taken = [_truncate(lines[0], free, tokenizer)]
+
+    def render(conversation: list[str]) -> list[dict[str, str]]:
+        user = _fill(frame, known_facts=known_text, conversation="\n".join(conversation))
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    chat = render(taken)
+    # Per-line counts can differ from the joined text by a token or two: re-check.
+    while (over := chat_tokens(chat, tokenizer) - budget) > 0:
+        if len(taken) > 1:
+            taken.pop()
+        elif not taken[0]:
+            raise ValueError(f"an extraction budget of {budget} tokens cannot fit the prompt")
+        else:
+            taken = [_truncate(taken[0], count_tokens(taken[0], tokenizer) - over, tokenizer)]
+        chat = render(taken)
+    return Request(chat, pending[: len(taken)], chat_tokens(chat, tokenizer))
+
+
+def repair_chat(request: Request, bad_reply: str, error: str) -> list[dict[str, str]]:
+    note = _fill(prompts.load("fact_extraction_repair"), error=error)
+    return [*request.chat, {"role": "assistant", "content": bad_reply},
+            {"role": "user", "content": note}]
+
+
+def repair_overhead(tokenizer: str) -> int:
+    """Tokens the repair note adds besides the echoed answer (with room for the error)."""
+    note = count_tokens(prompts.load("fact_extraction_repair"), tokenizer)
+    return note + 2 * MESSAGE_OVERHEAD + 64
+
+
+def parse_reply(text: str, known_refs: set[str]) -> Extraction:
+    """The extraction in `text`. Wrong structure raises MalformedReply; single items
+    that make no sense (unknown category or ref, bad index) are dropped."""
+    data = _json_object(text)
+    new_facts = [_new_fact(item) for item in _list(data, "new_facts")]
+    new_facts = [item for item in new_facts if item is not None]
+    referenced = [ref for ref in map(_ref, _list(data, "referenced")) if ref in known_refs]
+    superseded = []
+    for item in _list(data, "superseded"):
+        if not isinstance(item, dict):
+            raise MalformedReply("superseded must hold objects with old_id and new_index")
+        old, index = _ref(item.get("old_id")), item.get("new_index")
+        if old in known_refs and isinstance(index, int) and 0 <= index < len(new_facts):
+            superseded.append((old, index))
+    return Extraction(new_facts, list(dict.fromkeys(referenced)), superseded)
+
+
+def _json_object(text: str) -> dict:
+    body = _FENCE.sub("", (text or "").strip())
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        raise MalformedReply("no JSON object found")
+    try:
+        data = json.loads(body[start : end + 1])
+    except json.JSONDecodeError as exc:
+        raise MalformedReply(f"invalid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(data, dict):
+        raise MalformedReply("the answer must be a JSON object")
+    return data
+
+
+def _list(data: dict, key: str) -> list:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise MalformedReply(f"{key} must be a list")
+    return value
+
+
+def _new_fact(item) -> tuple[str, str] | None:
+    if not isinstance(item, dict):
+        raise MalformedReply("new_facts must hold objects with category and fact")
+    category, fact = item.get("category"), item.get("fact")
+    if not isinstance(category, str) or not isinstance(fact, str):
+        return None
+    category, fact = category.strip().lower(), " ".join(fact.split())
+    return (category, fact) if category in CATEGORIES and fact else None
+
+
+def _ref(value) -> str | None:
+    return value.strip().lower() if isinstance(value, str) else None
