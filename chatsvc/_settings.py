@@ -96,7 +96,7 @@ class Settings:
     knowledge_chunk_overlap_chars: int = 50
     knowledge_llm_tiers: str = "auto"
     knowledge_tier_timeout_seconds: float = 60.0
-    knowledge_rescore_candidates: int = 200
+    knowledge_rescore_candidates: int = 400
 
     # Fact extraction: every LLM request (incl. the repair retry) stays within
     # extract_max_input_tokens; the schedule runs every extract_interval_seconds (0 = off).

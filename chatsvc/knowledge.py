@@ -130,8 +130,10 @@ class KnowledgeService:
         return self._llm
 
     async def aclose(self) -> None:
+        """Close the LLM client (it belongs to the running event loop)."""
         if self._llm is not None:
-            await self._llm.close()
+            client, self._llm = self._llm, None
+            await client.close()
 
     # -- posts -------------------------------------------------------------------------
 
@@ -153,6 +155,7 @@ class KnowledgeService:
         source_type: str | None = None,
     ) -> SearchResult:
         """Search in `mode`; hybrid/semantic fall back to keyword when vectors cannot run."""
+        reason = None
         if mode != "keyword":
             try:
                 vector = await self.embedder.embed_query(query)
@@ -167,7 +170,7 @@ class KnowledgeService:
             self.knowledge.keyword, query, viewer_id=user_id, source_type=source_type,
             limit=limit,
         )
-        return SearchResult("keyword", None if mode == "keyword" else reason, hits)
+        return SearchResult("keyword", reason, hits)
 
     async def search_with_vector(
         self, user_id: str, query: str, query_vector, *, limit: int = 5,

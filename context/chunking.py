@@ -62,6 +62,14 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
+def join_sentences(sentences: list[str]) -> str:
+    """Sentences back into text: a space between Latin ones, none before CJK ones."""
+    text = ""
+    for sentence in sentences:
+        text = _join(text, sentence, new_paragraph=False)
+    return text
+
+
 def _hard_split(sentence: str, cap: int) -> list[str]:
     """Cut one over-long sentence, at a space when there is one in the second half."""
     parts = []

@@ -11,7 +11,7 @@ import json
 import re
 
 import prompts
-from context.chunking import split_sentences
+from context.chunking import join_sentences, split_sentences
 from context.tokens import encode, encoding
 
 ABSTRACT_SENTENCES = 3
@@ -24,8 +24,8 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 def extractive_tiers(title: str, content: str) -> tuple[str, str]:
     """(abstract, overview) from the text itself: first sentences and headings."""
     headings, paragraphs = _structure(content)
-    body = " ".join(paragraphs) or title
-    abstract = _clip(" ".join(split_sentences(body)[:ABSTRACT_SENTENCES]), ABSTRACT_MAX_CHARS)
+    body = join_sentences(paragraphs) or title
+    abstract = _clip(join_sentences(split_sentences(body)[:ABSTRACT_SENTENCES]), ABSTRACT_MAX_CHARS)
     points = [f"{h}: {_first_sentence(p)}" if p else h for h, p in headings]
     if len(points) < 2:
         points = [_first_sentence(p) for p in paragraphs]

@@ -4,7 +4,7 @@ unicode61 sees a run of Chinese characters as one token (no spaces), so Chinese
 text would only match whole phrases. Both the indexed text and the query are
 therefore rewritten: every CJK run becomes its overlapping character bigrams
 (the classic CJK indexing scheme); other words pass through. The choice against
-the trigram tokenizer was measured: see evals/retrieval (README there).
+the trigram tokenizer was measured: evals/results/retrieval.md.
 
 User queries never reach FTS5 as syntax: they are reduced to word and bigram
 terms, each double-quoted, joined with OR; `"`, AND, NEAR(, *, : are just text.
@@ -18,6 +18,16 @@ CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{CJK}]+")
 _TERM = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+")
 MAX_QUERY_TERMS = 64
+# Question and function words carry no topic; OR-ing them in lets BM25 rank documents
+# that share only "how" or "什么" with the query. Dropped unless nothing else is left.
+STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for",
+    "from", "get", "has", "have", "how", "i", "if", "in", "is", "it", "its", "me", "my",
+    "of", "on", "or", "our", "should", "so", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "to", "was", "we", "what", "when", "where", "which",
+    "who", "why", "will", "with", "would", "you", "your", "怎么", "什么", "为什", "多少", "如何",
+    "可以", "哪些", "是否", "我们", "你们", "他们", "一个", "这个", "那个", "的是", "了吗",
+})
 
 
 def bigrams(run: str) -> list[str]:
@@ -36,7 +46,8 @@ def query_terms(text: str) -> list[str]:
         token = match.group()
         pieces = bigrams(token) if _CJK_RUN.fullmatch(token) else [token.lower()]
         terms.extend(p for p in pieces if p not in terms)
-    return terms[:MAX_QUERY_TERMS]
+    content = [t for t in terms if t not in STOPWORDS]
+    return (content or terms)[:MAX_QUERY_TERMS]
 
 
 def match_query(text: str) -> str | None:

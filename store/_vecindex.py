@@ -2,7 +2,7 @@
 
 sqlite-vec's float KNN is a full scan (~84 ms at 100k x 768 on the 2-core box) and
 its point lookups are slow, so `chunk_vec` stays the persistent source and this
-snapshot answers queries: hamming distance over sign bits picks `rescore`
+snapshot answers queries: hamming distance over sign bits (around the mean vector) picks `rescore`
 candidates, exact cosine over their float16 vectors orders them (figures:
 evals/results/vector_bench.md). Visibility and source_type are masks applied
 before any cut. A snapshot is rebuilt when the store's generation changes.
@@ -21,8 +21,9 @@ class Snapshot:
     ids: list[str]
     owners: np.ndarray  # int32 code per row; 0 = shared
     types: np.ndarray  # int32 code per row
-    bits: np.ndarray  # N x words uint64 sign bits
+    bits: np.ndarray  # words x N uint64 sign bits (word-major: one pass per word is fastest)
     floats: np.ndarray  # N x D float16, unit length
+    center: np.ndarray  # mean vector: sign bits are taken relative to it
     owner_codes: dict[str, int]
     type_codes: dict[str, int]
 
@@ -37,13 +38,17 @@ class Snapshot:
             mask |= self.owners == self.owner_codes[viewer_id]
         if source_type is not None:
             mask &= self.types == self.type_codes.get(source_type, -1)
-        rows = np.flatnonzero(mask)
-        if rows.size == 0:
+        visible = int(mask.sum())
+        if visible == 0:
             return []
         query = _unit(query.astype(np.float32))
-        if rows.size > rescore:
-            hamming = np.bitwise_count(self.bits[rows] ^ _sign_bits(query)).sum(1, dtype=np.int32)
-            rows = rows[np.argpartition(hamming, rescore)[:rescore]]
+        if visible <= rescore:
+            rows = np.flatnonzero(mask)
+        else:
+            # Scan every row (no copy of the masked subset), then push hidden rows last.
+            hamming = _hamming(self.bits, _sign_bits(query - self.center))
+            hamming[~mask] = np.iinfo(hamming.dtype).max
+            rows = np.argpartition(hamming, rescore)[:rescore]
         distance = 1.0 - self.floats[rows].astype(np.float32) @ query
         order = np.lexsort((rows, distance))[:k]
         return [(self.ids[rows[i]], float(distance[i])) for i in order]
@@ -61,16 +66,27 @@ def build(generation: str | None, rows: list[tuple[str, bytes, str, str]], dim: 
         owners[i] = owner_codes.setdefault(owner, len(owner_codes))
         types[i] = type_codes.setdefault(source_type, len(type_codes))
     matrix = _unit(matrix)
+    # Embedding models share a large mean component; signs around the mean carry the
+    # information that signs around zero would spend on that shared offset.
+    center = matrix.mean(axis=0) if len(rows) else np.zeros(dim, dtype=np.float32)
     return Snapshot(
         generation=generation,
         ids=[row[0] for row in rows],
         owners=owners,
         types=types,
-        bits=_sign_bits(matrix),
+        bits=np.ascontiguousarray(_sign_bits(matrix - center).T),
         floats=matrix.astype(np.float16),
+        center=center,
         owner_codes=owner_codes,
         type_codes=type_codes,
     )
+
+
+def _hamming(columns: np.ndarray, query_words: np.ndarray) -> np.ndarray:
+    total = np.zeros(columns.shape[1], dtype=np.uint16)
+    for column, word in zip(columns, query_words, strict=True):
+        total += np.bitwise_count(column ^ word)
+    return total
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

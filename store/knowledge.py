@@ -125,7 +125,7 @@ def _hit(row, score: float) -> Hit:
 class Knowledge:
     table = "chunk_vec"
 
-    def __init__(self, db: Database, *, rescore: int = 200) -> None:
+    def __init__(self, db: Database, *, rescore: int = 400) -> None:
         self.db = db
         self.rescore = rescore
         self._snapshot: _vecindex.Snapshot | None = None
@@ -212,11 +212,11 @@ class Knowledge:
 
     def _delete_chunks(self, conn, entry_id: str) -> None:
         if self.db.vector_state.ok:
-            conn.execute(
-                "DELETE FROM chunk_vec WHERE chunk_id IN "
-                "(SELECT id FROM knowledge_chunks WHERE entry_id = ?)",
-                (entry_id,),
-            )
+            # Point deletes: vec0 scans the whole table for `chunk_id IN (subquery)`.
+            ids = conn.execute(
+                "SELECT id FROM knowledge_chunks WHERE entry_id = ?", (entry_id,)
+            ).fetchall()
+            conn.executemany("DELETE FROM chunk_vec WHERE chunk_id = ?", ids)
             self._bump(conn)
         conn.execute("DELETE FROM knowledge_chunks WHERE entry_id = ?", (entry_id,))
 
@@ -367,15 +367,18 @@ class Knowledge:
 
     def _current_snapshot(self) -> _vecindex.Snapshot:
         conn = self.db.require_vectors()
-        generation = _meta.get(conn, GENERATION_KEY)
+        # The dimension is part of the key: a reindex may switch models under us.
+        generation = f"{_meta.get(conn, GENERATION_KEY)}:{self.db.embed_dim}"
         snapshot = self._snapshot
         if snapshot is not None and snapshot.generation == generation:
             return snapshot
         with self._snapshot_lock:
             if self._snapshot is None or self._snapshot.generation != generation:
+                # CROSS JOIN keeps chunk_vec as the outer (scanned) table: vec0 point
+                # lookups by chunk_id are slow.
                 rows = conn.execute(
                     "SELECT v.chunk_id, v.embedding, ifnull(e.owner_id, ''), e.source_type "
-                    "FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
+                    "FROM chunk_vec v CROSS JOIN knowledge_chunks c ON c.id = v.chunk_id "
                     "JOIN knowledge_entries e ON e.id = c.entry_id"
                 ).fetchall()
                 self._snapshot = _vecindex.build(generation, rows, self.db.embed_dim)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from litestar import Request, Response, delete, get, post
 from litestar.background_tasks import BackgroundTask
 from litestar.exceptions import PermissionDeniedException
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from chatsvc._threads import in_thread
 from chatsvc.knowledge import snippet
@@ -61,7 +62,7 @@ def hit_json(hit: Hit, query: str) -> dict:
 
 
 @post("/api/knowledge/documents", summary="Add a document", tags=["knowledge"])
-async def add_document(request: Request, data: DocumentIn) -> Response:
+async def add_document(request: Request, data: JSONBody[DocumentIn]) -> Response:
     services = request.app.state.services
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
     content = check.text("content", data.content, max_chars=services.settings.max_body_bytes)
@@ -83,7 +84,7 @@ async def add_document(request: Request, data: DocumentIn) -> Response:
 
 @post("/api/knowledge/search", summary="Search the knowledge base", tags=["knowledge"],
       status_code=200)
-async def search(request: Request, data: SearchIn) -> dict:
+async def search(request: Request, data: JSONBody[SearchIn]) -> dict:
     query = check.text("query", data.query, max_chars=MAX_QUERY)
     check.bounded("limit", data.limit, 1, 50)
     check.source_type(data.source_type)
@@ -96,7 +97,8 @@ async def search(request: Request, data: SearchIn) -> dict:
 
 @get("/api/knowledge", summary="Browse entries", tags=["knowledge"])
 async def list_entries(
-    request: Request, source_type: str | None = None, limit: int = 50, offset: int = 0
+    request: Request, source_type: FromQuery[str | None] = None, limit: FromQuery[int] = 50,
+    offset: FromQuery[int] = 0,
 ) -> dict:
     check.source_type(source_type)
     check.bounded("limit", limit, 1, 200)
@@ -117,13 +119,13 @@ async def stats(request: Request) -> dict:
 
 @get("/api/knowledge/{entry_id:str}", summary="One entry with its full content (L2)",
      tags=["knowledge"])
-async def get_entry(request: Request, entry_id: str) -> dict:
+async def get_entry(request: Request, entry_id: FromPath[str]) -> dict:
     knowledge = request.app.state.services.knowledge.knowledge
     return entry_full(await in_thread(knowledge.get, entry_id, viewer_id=request.user.id))
 
 
 @delete("/api/knowledge/{entry_id:str}", summary="Delete an entry", tags=["knowledge"])
-async def delete_entry(request: Request, entry_id: str) -> None:
+async def delete_entry(request: Request, entry_id: FromPath[str]) -> None:
     knowledge = request.app.state.services.knowledge.knowledge
     entry = await in_thread(knowledge.get, entry_id, viewer_id=request.user.id)
     if entry.owner_id is None and not request.user.is_admin:

@@ -11,6 +11,7 @@ from typing import Any
 
 from litestar import Request, Response, delete, get, patch, post
 from litestar.background_tasks import BackgroundTask
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from chatsvc._auth import admin_only
 from chatsvc._threads import in_thread
@@ -57,7 +58,7 @@ async def _synced(request: Request, post_obj: Post | None, post_id: str, body, s
 
 
 @get("/api/posts", summary="Recent posts", tags=["posts"])
-async def list_posts(request: Request, limit: int = 20) -> dict:
+async def list_posts(request: Request, limit: FromQuery[int] = 20) -> dict:
     check.bounded("limit", limit, 1, 100)
     posts = request.app.state.services.posts
     found = await in_thread(posts.list, limit=limit, include_drafts=request.user.is_admin)
@@ -65,7 +66,7 @@ async def list_posts(request: Request, limit: int = 20) -> dict:
 
 
 @post("/api/posts", summary="Create a post (admin)", tags=["posts"], guards=[admin_only])
-async def create_post(request: Request, data: PostIn) -> Response:
+async def create_post(request: Request, data: JSONBody[PostIn]) -> Response:
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
     content = check.text("content", data.content, max_chars=10**7)
     excerpt = data.excerpt
@@ -80,21 +81,23 @@ async def create_post(request: Request, data: PostIn) -> Response:
 
 
 @get("/api/posts/{post_id:str}", summary="One post", tags=["posts"])
-async def get_post(request: Request, post_id: str) -> dict:
+async def get_post(request: Request, post_id: FromPath[str]) -> dict:
     posts = request.app.state.services.posts
     return post_full(await in_thread(posts.get, post_id, include_drafts=request.user.is_admin))
 
 
 @patch("/api/posts/{post_id:str}", summary="Change a post (admin)", tags=["posts"],
        guards=[admin_only])
-async def update_post(request: Request, post_id: str, data: dict[str, Any]) -> Response:
+async def update_post(
+    request: Request, post_id: FromPath[str], data: JSONBody[dict[str, Any]]
+) -> Response:
     changes = _post_changes(data)
     posts = request.app.state.services.posts
     updated = await in_thread(posts.update, post_id, **changes)
     return await _synced(request, updated, post_id, post_full(updated), 200)
 
 
-def _post_changes(data: dict[str, Any]) -> dict[str, Any]:
+def _post_changes(data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
     unknown = sorted(set(data) - {"title", "content", "excerpt", "published"})
     if unknown:
         raise check.bad(unknown[0], "is not a field of a post")
@@ -115,7 +118,7 @@ def _post_changes(data: dict[str, Any]) -> dict[str, Any]:
 
 @delete("/api/posts/{post_id:str}", summary="Delete a post (admin)", tags=["posts"],
         guards=[admin_only])
-async def delete_post(request: Request, post_id: str) -> None:
+async def delete_post(request: Request, post_id: FromPath[str]) -> None:
     posts = request.app.state.services.posts
     await in_thread(posts.delete, post_id)
     await request.app.state.services.knowledge.sync_post(None, post_id)

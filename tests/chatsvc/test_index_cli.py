@@ -1,0 +1,50 @@
+"""chatsvc index: idempotent by content hash, replaces changed files, drops removed ones."""
+
+import anyio
+
+from chatsvc.cli import main
+from chatsvc.cli._index import index_tree
+
+
+def _counts(services, root, pattern="**/*.md"):
+    counts = anyio.run(index_tree, services, root, pattern, "document")
+    return {k: v for k, v in counts.items() if v}
+
+
+def test_reindexing_skips_unchanged_replaces_changed_and_deletes_removed(services, tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "a.md").write_text("# Alpha\n\nAlpha talks about backups.")
+    (docs / "sub" / "b.md").write_text("向量检索的中文说明。")
+    (docs / "notes.txt").write_text("not matched by the glob")
+    (docs / "empty.md").write_text("   ")
+    store = services.knowledge.knowledge
+
+    assert _counts(services, docs) == {"created": 2, "skipped": 1}
+    entries, _ = store.list(viewer_id="anyone")
+    assert {e.title for e in entries} == {"Alpha", "b"}
+    assert all(e.owner_id is None for e in entries), "CLI entries are shared"
+    assert store.unembedded(limit=10) == []
+
+    assert _counts(services, docs) == {"unchanged": 2, "skipped": 1}
+
+    (docs / "a.md").write_text("# Alpha\n\nAlpha now talks about restores.")
+    (docs / "sub" / "b.md").unlink()
+    assert _counts(services, docs) == {"replaced": 1, "removed": 1, "skipped": 1}
+    assert [h.title for h in store.keyword("restores", viewer_id="x")] == ["Alpha"]
+    assert store.keyword("backups", viewer_id="x") == []
+    assert store.keyword("向量检索", viewer_id="x") == []
+    assert store.stats(viewer_id="x")["total"] == 1
+
+
+def test_index_command_end_to_end(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "one.md").write_text("# One\n\nFirst file.")
+    assert main(["index", str(docs), "--glob", "*.md", "--source-type", "code"]) == 0
+    out = capsys.readouterr()
+    assert "created 1" in out.out and "indexing" in out.err  # summary + tqdm progress bar
+    assert main(["index", str(docs), "--glob", "*.md", "--source-type", "code"]) == 0
+    assert "unchanged 1" in capsys.readouterr().out
+    assert main(["index", str(tmp_path / "missing")]) == 2
+    assert main(["index", str(docs), "--source-type", "Bad Type"]) == 2

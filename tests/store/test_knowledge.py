@@ -1,0 +1,173 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from store import ChunkIn, Database, Knowledge, NotFound, VectorUnavailable
+from store.knowledge import rrf_merge
+
+
+@pytest.fixture
+def knowledge(db):
+    return Knowledge(db, rescore=4)
+
+
+@pytest.fixture
+def people(users):
+    return users.add("alice")[0], users.add("bob")[0]
+
+
+def _vec(seed: int) -> list[float]:
+    return np.random.default_rng(seed).standard_normal(8).tolist()
+
+
+def _add(store, *, owner=None, title="T", text="text", source_type="document", source_id=None,
+         vector_seed=None):
+    saved = store.save(owner_id=owner, title=title, content=text, source_type=source_type,
+                       chunks=[ChunkIn(text, "en")], source_id=source_id)
+    if vector_seed is not None:
+        store.save_embeddings([(job, _vec(vector_seed)) for job in saved.jobs])
+    return saved
+
+
+def test_rrf_merge_sums_reciprocal_ranks_with_k_60():
+    merged = rrf_merge([["a", "b", "c"], ["c", "a"]])
+    scores = dict(merged)
+    assert scores["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert scores["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert scores["b"] == pytest.approx(1 / 62)
+    assert [item for item, _ in merged] == ["a", "c", "b"]
+    assert rrf_merge([["y"], ["x"]]) == [("x", 1 / 61), ("y", 1 / 61)]  # ties by id
+    assert rrf_merge([]) == []
+
+
+def test_save_is_idempotent_by_source_and_replaces_changed_content(knowledge):
+    first = _add(knowledge, text="version one", source_id="a.md")
+    again = _add(knowledge, text="version one", source_id="a.md")
+    assert (first.status, again.status, again.jobs) == ("created", "unchanged", [])
+    assert again.entry.id == first.entry.id
+    changed = _add(knowledge, text="version two", source_id="a.md")
+    assert changed.status == "replaced" and changed.entry.id == first.entry.id
+    assert knowledge.read(first.entry.id).content == "version two"
+    assert knowledge.keyword("one", viewer_id="x") == []
+    assert [h.text for h in knowledge.keyword("two", viewer_id="x")] == ["version two"]
+
+
+def test_save_without_source_id_dedupes_by_content_hash(knowledge, people):
+    alice, bob = people
+    a1 = _add(knowledge, owner=alice.id, text="same words")
+    a2 = _add(knowledge, owner=alice.id, text="same words")
+    b1 = _add(knowledge, owner=bob.id, text="same words")
+    assert a2.status == "unchanged" and a2.entry.id == a1.entry.id
+    assert b1.status == "created" and b1.entry.id != a1.entry.id
+
+
+def test_replacing_drops_old_vectors_and_unembedded_lists_new_chunks(knowledge, people):
+    alice, _ = people
+    _add(knowledge, text="old text", source_id="f", vector_seed=1)
+    assert knowledge.unembedded(limit=10) == []
+    assert len(knowledge.semantic(_vec(1), viewer_id=alice.id)) == 1
+    replaced = _add(knowledge, text="new text", source_id="f")
+    assert knowledge.semantic(_vec(1), viewer_id=alice.id) == []
+    pending = knowledge.unembedded(limit=10)
+    assert [j.row_id for j in pending] == [j.row_id for j in replaced.jobs]
+    assert pending[0].text == "T\nnew text"
+    knowledge.save_embeddings([(pending[0], _vec(2))])
+    assert knowledge.unembedded(limit=10) == []
+
+
+def test_entries_are_private_to_their_owner_and_shared_ones_visible_to_all(knowledge, people):
+    alice, bob = people
+    mine = _add(knowledge, owner=alice.id, text="alice secret plan", vector_seed=1)
+    shared = _add(knowledge, text="shared handbook plan", vector_seed=2)
+    assert knowledge.get(mine.entry.id, viewer_id=alice.id).content == "alice secret plan"
+    with pytest.raises(NotFound):
+        knowledge.get(mine.entry.id, viewer_id=bob.id)
+    assert knowledge.get(shared.entry.id, viewer_id=bob.id).owner_id is None
+    assert {h.text for h in knowledge.keyword("plan", viewer_id=bob.id)} == {"shared handbook plan"}
+    assert [h.text for h in knowledge.semantic(_vec(1), viewer_id=bob.id, limit=5)] == [
+        "shared handbook plan"]
+    assert {h.text for h in knowledge.hybrid("plan", _vec(1), viewer_id=alice.id)} == {
+        "alice secret plan", "shared handbook plan"}
+    assert knowledge.stats(viewer_id=bob.id) == {"total": 1, "by_source_type": {"document": 1}}
+    entries, total = knowledge.list(viewer_id=alice.id)
+    assert total == 2 and {e.id for e in entries} == {mine.entry.id, shared.entry.id}
+
+
+def test_source_type_filter_applies_before_the_top_k_cut(knowledge, people):
+    alice, _ = people
+    # Ten documents sit right at the query vector; the one post is far away.
+    for i in range(10):
+        _add(knowledge, title=f"d{i}", text=f"deploy guide {i}", vector_seed=7)
+    _add(knowledge, title="p", text="deploy story", source_type="post", vector_seed=99)
+    for hits in (
+        knowledge.semantic(_vec(7), viewer_id=alice.id, source_type="post", limit=3),
+        knowledge.keyword("deploy guide story", viewer_id=alice.id, source_type="post", limit=3),
+        knowledge.hybrid("deploy", _vec(7), viewer_id=alice.id, source_type="post", limit=3),
+    ):
+        assert [h.text for h in hits] == ["deploy story"]
+    assert knowledge.semantic(_vec(7), viewer_id=alice.id, source_type="code") == []
+
+
+def test_semantic_matches_exact_cosine_order_when_all_rows_are_rescored(db, people):
+    alice, _ = people
+    knowledge = Knowledge(db, rescore=100)
+    vectors = {i: _vec(100 + i) for i in range(30)}
+    for i, vector in vectors.items():
+        saved = _add(knowledge, title=f"t{i}", text=f"chunk {i}")
+        knowledge.save_embeddings([(saved.jobs[0], vector)])
+    query = np.asarray(_vec(5))
+    exact = sorted(vectors, key=lambda i: -np.dot(vectors[i], query) / np.linalg.norm(vectors[i]))
+    hits = knowledge.semantic(query, viewer_id=alice.id, limit=5)
+    assert [h.text for h in hits] == [f"chunk {i}" for i in exact[:5]]
+    assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
+    # A candidate set smaller than the limit is widened to the limit.
+    assert len(Knowledge(db, rescore=2).semantic(query, viewer_id=alice.id, limit=7)) == 7
+
+
+def test_delete_removes_chunks_fulltext_and_vectors(knowledge, people):
+    alice, _ = people
+    saved = _add(knowledge, text="to be removed", source_id="x", vector_seed=3)
+    knowledge.delete(saved.entry.id)
+    assert knowledge.keyword("removed", viewer_id=alice.id) == []
+    assert knowledge.semantic(_vec(3), viewer_id=alice.id) == []
+    with pytest.raises(NotFound):
+        knowledge.delete(saved.entry.id)
+    assert knowledge.delete_source(None, "document", "x") is False
+
+
+def test_tiers_are_only_written_for_the_content_they_were_made_from(knowledge):
+    saved = _add(knowledge, text="first", source_id="s")
+    digest = saved.entry.content_hash
+    assert knowledge.set_tiers(saved.entry.id, digest, "LLM abstract", "- point")
+    assert knowledge.read(saved.entry.id).tiers_by == "llm"
+    _add(knowledge, text="second", source_id="s")
+    assert not knowledge.set_tiers(saved.entry.id, digest, "stale", "- stale")
+    entry = knowledge.read(saved.entry.id)
+    assert (entry.abstract, entry.tiers_by) == ("", "extractive")
+
+
+def test_vector_search_raises_when_the_dimension_conflicts(tmp_path, knowledge):
+    path = knowledge.db.path
+    knowledge.db.close()
+    other = Database(path, embed_model="other-model", embed_dim=16)
+    try:
+        store = Knowledge(other)
+        with pytest.raises(VectorUnavailable):
+            store.semantic([0.0] * 16, viewer_id="x")
+        saved = _add(store, text="still searchable by keyword")
+        assert store.keyword("keyword", viewer_id="x")[0].entry_id == saved.entry.id
+    finally:
+        other.close()
+
+
+def test_a_write_from_another_process_refreshes_the_vector_snapshot(db, people):
+    alice, _ = people
+    reader = Knowledge(db)
+    assert reader.semantic(_vec(4), viewer_id=alice.id) == []  # snapshot built (empty)
+    other = Database(db.path, embed_model="test-model", embed_dim=8)  # e.g. `chatsvc index`
+    try:
+        _add(Knowledge(other), text="written elsewhere", vector_seed=4)
+    finally:
+        other.close()
+    assert [h.text for h in reader.semantic(_vec(4), viewer_id=alice.id)] == ["written elsewhere"]
