@@ -21,15 +21,17 @@ from store.fact_sheets import FactSheet, FactSheets
 
 
 def generate(sheets: FactSheets, user_id: str, *, now: datetime) -> FactSheet:
-    """Score the user's active facts as of `now`, save the sheet, apply retention."""
-    inputs = sheets.inputs(user_id, records_limit=RECENT_EXTRACTIONS, now=now)
-    candidates = [Candidate(*row) for row in inputs.facts]
-    records = [(fact_id, parse_iso(at)) for fact_id, at in inputs.records]
-    entries = build_sheet(candidates, records, now)
-    return sheets.save(
-        user_id, facts_json=canonical_json(entries), fact_count=len(entries),
-        dedup_log=None, now=now,
-    )
+    """Score the user's active facts as of `now`, save the sheet, apply retention.
+    Replicas generating the same user's sheet take turns (the database's job lock)."""
+    with sheets.db.job_lock("fact_sheet", user_id, wait=True):
+        inputs = sheets.inputs(user_id, records_limit=RECENT_EXTRACTIONS, now=now)
+        candidates = [Candidate(*row) for row in inputs.facts]
+        records = [(fact_id, parse_iso(at)) for fact_id, at in inputs.records]
+        entries = build_sheet(candidates, records, now)
+        return sheets.save(
+            user_id, facts_json=canonical_json(entries), fact_count=len(entries),
+            dedup_log=None, now=now,
+        )
 
 
 def sheet_json(sheet: FactSheet | None) -> dict:

@@ -1,0 +1,46 @@
+"""Facts on PostgreSQL: `store.facts.Facts` with pgvector KNN and PostgreSQL's greatest()."""
+
+from __future__ import annotations
+
+from store._clock import now_iso
+from store.facts import _COLUMNS, _LIVE, FactHit, Facts, _row_to_fact
+from store.pg._vector import literal
+
+
+class PgFacts(Facts):
+    def recent(self, user_id: str, *, limit: int = 100):
+        rows = self.db.connection().execute(
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM facts f WHERE f.user_id = :user AND {_LIVE})"
+            " r ORDER BY greatest(r.updated_at, coalesce(r.last_extracted_at, '')) DESC, r.id "
+            "LIMIT :limit",
+            {"user": user_id, "now": now_iso(), "limit": limit},
+        ).fetchall()
+        return [_row_to_fact(row) for row in rows]
+
+    def search_by_vector(
+        self, user_id: str, vector: list[float], *, limit: int = 10, max_distance: float = 1.0
+    ) -> list[FactHit]:
+        """HNSW KNN with the user and liveness filters inside the scan (no shortfall)."""
+        conn = self.db.require_vectors()
+        rows = conn.execute(
+            "WITH knn AS MATERIALIZED (SELECT v.fact_id, v.embedding <=> :vec::vector AS distance"
+            " FROM fact_vec v JOIN facts f ON f.id = v.fact_id "
+            f"WHERE v.user_id = :user AND f.user_id = :user AND {_LIVE} "
+            "ORDER BY v.embedding <=> :vec::vector LIMIT :limit) "
+            f"SELECT {_COLUMNS}, knn.distance FROM knn JOIN facts f ON f.id = knn.fact_id "
+            "WHERE knn.distance <= :max ORDER BY knn.distance, f.id",
+            {"vec": literal(vector, self.db.embed_dim), "user": user_id, "max": max_distance,
+             "now": now_iso(), "limit": max(1, limit)},
+        ).fetchall()
+        return [FactHit(_row_to_fact(row), float(row["distance"])) for row in rows]
+
+    def _put_vector(self, conn, fact_id: str, user_id: str, vector, digest: str) -> None:
+        if not self.db.vector_state.ok:
+            return
+        conn.execute(
+            "INSERT INTO fact_vec(fact_id, user_id, embedding, content_hash) "
+            "VALUES (?, ?, ?::vector, ?) ON CONFLICT (fact_id) DO UPDATE SET "
+            "user_id = excluded.user_id, embedding = excluded.embedding, "
+            "content_hash = excluded.content_hash",
+            (fact_id, user_id, literal(vector, self.db.embed_dim), digest),
+        )

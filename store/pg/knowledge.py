@@ -1,0 +1,64 @@
+"""Knowledge on PostgreSQL: `store.knowledge.Knowledge` with tsvector keyword search and
+pgvector semantic search; `hybrid` (the RRF merge) is inherited unchanged."""
+
+from __future__ import annotations
+
+from store import _fts
+from store.knowledge import _HIT_COLUMNS, _VISIBLE, Hit, Knowledge, _hit
+from store.pg._vector import literal
+
+_OF_TYPE = "(:type IS NULL OR e.source_type = :type)"
+
+
+class PgKnowledge(Knowledge):
+    def keyword(
+        self, query: str, *, viewer_id: str, source_type: str | None = None, limit: int = 10
+    ) -> list[Hit]:
+        """ts_rank_cd over the caller's and shared chunks; the query is reduced to terms
+        (words, CJK bigrams) OR-ed together, so no user text reaches tsquery syntax."""
+        terms = _fts.query_terms(query)
+        if not terms:
+            return []
+        rows = self.db.connection().execute(
+            f"SELECT {_HIT_COLUMNS}, ts_rank_cd(f.tsv, q) AS rank "
+            "FROM to_tsquery('english', :q) AS q CROSS JOIN knowledge_fts f "
+            "JOIN knowledge_chunks c ON c.seq = f.rowid "
+            "JOIN knowledge_entries e ON e.id = c.entry_id "
+            f"WHERE f.tsv @@ q AND {_VISIBLE} AND {_OF_TYPE} "
+            "ORDER BY rank DESC, c.id LIMIT :limit",
+            {"q": " | ".join(terms), "viewer": viewer_id, "type": source_type, "limit": limit},
+        ).fetchall()
+        return [_hit(row, float(row["rank"])) for row in rows]
+
+    def semantic(
+        self, vector, *, viewer_id: str, source_type: str | None = None, limit: int = 10
+    ) -> list[Hit]:
+        """HNSW KNN with visibility and type filters inside the scan."""
+        conn = self.db.require_vectors()
+        rows = conn.execute(
+            "WITH knn AS MATERIALIZED (SELECT v.chunk_id, v.embedding <=> :vec::vector AS "
+            "distance FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
+            f"JOIN knowledge_entries e ON e.id = c.entry_id WHERE {_VISIBLE} AND {_OF_TYPE} "
+            "ORDER BY v.embedding <=> :vec::vector LIMIT :limit) "
+            f"SELECT {_HIT_COLUMNS}, knn.distance FROM knn "
+            "JOIN knowledge_chunks c ON c.id = knn.chunk_id "
+            "JOIN knowledge_entries e ON e.id = c.entry_id ORDER BY knn.distance, c.id",
+            {"vec": literal(vector, self.db.embed_dim), "viewer": viewer_id,
+             "type": source_type, "limit": max(1, limit)},
+        ).fetchall()
+        return [_hit(row, 1.0 - float(row["distance"])) for row in rows]
+
+    def save_embeddings(self, items) -> None:
+        self.db.require_vectors()
+        with self.db.transaction() as conn:
+            for job, vector in items:
+                # The chunk may have been replaced while it was being embedded.
+                conn.execute(
+                    "INSERT INTO chunk_vec(chunk_id, embedding, content_hash) "
+                    "SELECT ?, ?::vector, ? WHERE EXISTS "
+                    "(SELECT 1 FROM knowledge_chunks WHERE id = ?) ON CONFLICT (chunk_id) "
+                    "DO UPDATE SET embedding = excluded.embedding, "
+                    "content_hash = excluded.content_hash",
+                    (job.row_id, literal(vector, self.db.embed_dim), job.content_hash,
+                     job.row_id),
+                )
