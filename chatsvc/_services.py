@@ -12,7 +12,7 @@ from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
 from chatsvc.knowledge import KnowledgeService
 from store import Chats, Facts, Memories, Posts, Users
-from store.backend import DatabaseLike, open_stores
+from store.backend import DatabaseLike, open_database, stores_for
 from store.fact_sheets import FactSheets
 
 
@@ -38,15 +38,14 @@ class Services:
         """Open the database (migrating it) and build the providers. Besides a
         PostgreSQL connection (CHATSVC_DATABASE_URL), no network I/O."""
         embedder = embedder or build_embedder(settings)
-        stores = open_stores(
+        db = open_database(
             database_url=settings.database_url,
             sqlite_path=settings.database_path,
             embed_model=embedder.model,
             embed_dim=embedder.dim,
             sqlite_vec_path=settings.sqlite_vec_path,
-            knowledge_rescore=settings.knowledge_rescore_candidates,
         )
-        db = stores.db
+        stores = stores_for(db, knowledge_rescore=settings.knowledge_rescore_candidates)
         fact_service = FactService(stores.facts, embedder)
         return cls(
             settings=settings, db=db, users=stores.users, embedder=embedder,

@@ -3,8 +3,9 @@
 `DatabaseLike` is what every backend's database offers; the domain contract is
 the public methods of the SQLite classes (`Users`, `Facts`, `Memories`, ...),
 which the PostgreSQL classes subclass, overriding only the vector, full-text and
-dialect-specific queries. `open_stores` builds one backend's set from a URL or
-path: callers (chatsvc.Services) never learn which backend they hold.
+dialect-specific queries. `open_database` picks the backend from a URL or path,
+`stores_for` builds its domain stores: callers (chatsvc.Services) never learn
+which backend they hold.
 """
 
 from __future__ import annotations
@@ -62,24 +63,30 @@ class Stores:
     chats: Chats
 
 
-def open_stores(
+def open_database(
     *,
     database_url: str | None,
     sqlite_path: Path,
     embed_model: str,
     embed_dim: int,
     sqlite_vec_path: str | None = None,
-    knowledge_rescore: int = 400,
-) -> Stores:
-    """PostgreSQL when `database_url` is a postgresql:// URL, else SQLite at `sqlite_path`."""
+) -> DatabaseLike:
+    """PostgreSQL when `database_url` is given, else the SQLite file at `sqlite_path`."""
     if database_url:
-        from store.pg import PgDatabase, PgFacts, PgKnowledge, PgMemories  # needs psycopg
+        from store.pg import PgDatabase  # needs psycopg (the `postgres` extra)
 
-        db = PgDatabase(database_url, embed_model=embed_model, embed_dim=embed_dim)
+        return PgDatabase(database_url, embed_model=embed_model, embed_dim=embed_dim)
+    return Database(sqlite_path, embed_model=embed_model, embed_dim=embed_dim,
+                    sqlite_vec_path=sqlite_vec_path)
+
+
+def stores_for(db: DatabaseLike, *, knowledge_rescore: int = 400) -> Stores:
+    """Every domain store on `db`, each of the class its backend needs."""
+    if db.dialect == "postgresql":
+        from store.pg import PgFacts, PgKnowledge, PgMemories
+
         facts, memories, knowledge = PgFacts(db), PgMemories(db), PgKnowledge(db)
     else:
-        db = Database(sqlite_path, embed_model=embed_model, embed_dim=embed_dim,
-                      sqlite_vec_path=sqlite_vec_path)
         facts, memories = Facts(db), Memories(db)
         knowledge = Knowledge(db, rescore=knowledge_rescore)
     return Stores(

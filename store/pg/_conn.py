@@ -99,6 +99,9 @@ class Cursor:
     def fetchone(self):
         return self._out(self._raw.fetchone())
 
+    def __iter__(self):
+        return iter(self.fetchall())
+
     def fetchall(self) -> list:
         rows = self._raw.fetchall()
         return rows if self.row_factory is None else [self._out(r) for r in rows]
