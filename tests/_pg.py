@@ -14,6 +14,7 @@ from urllib.parse import quote
 import psycopg
 
 from store._clock import new_id
+from store.pg._db import VECTOR_TABLES
 
 
 @contextmanager
@@ -31,6 +32,10 @@ def running_server() -> Iterator[str]:
         with psycopg.connect(server.get_uri(), autocommit=True) as conn:
             # In `public`, once: every test schema finds the type through its search_path.
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            # Throwaway data: no flushes to the (shared, busy) disk.
+            conn.execute("ALTER SYSTEM SET fsync = off")
+            conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+            conn.execute("SELECT pg_reload_conf()")
         yield server.get_uri()
     finally:
         server.cleanup()
@@ -50,3 +55,19 @@ def new_schema(server_url: str) -> tuple[str, str]:
 def drop_schema(server_url: str, schema: str) -> None:
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def empty_schema(url: str) -> None:
+    """Back to a freshly migrated state, cheaper than a new schema: rows truncated,
+    vector tables and their model record dropped (the next open recreates them)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [row[0] for row in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        )]
+        for name in set(tables) & set(VECTOR_TABLES):
+            conn.execute(f"DROP TABLE {name}")
+        if "meta" in tables:
+            conn.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_dim')")
+        rows = [t for t in tables if t not in VECTOR_TABLES and t != "meta"]
+        if rows:
+            conn.execute(f"TRUNCATE {', '.join(rows)} RESTART IDENTITY CASCADE")

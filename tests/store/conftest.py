@@ -6,7 +6,7 @@ import pytest
 from chatsvc import Settings
 from store import Users
 from store.backend import open_database, stores_for
-from tests._pg import drop_schema, new_schema
+from tests._pg import drop_schema, empty_schema, new_schema
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -14,18 +14,25 @@ def backend(request) -> str:
     return request.param
 
 
+@pytest.fixture(scope="session")
+def pg_store_url(pg_server_url):
+    """One schema for the PostgreSQL store tests, emptied after each of them."""
+    schema, url = new_schema(pg_server_url)
+    yield url
+    drop_schema(pg_server_url, schema)
+
+
 @pytest.fixture
 def database_url(request, backend, isolated_env, monkeypatch):
-    """None for SQLite; else a PostgreSQL URL on a fresh schema, also set as
+    """None for SQLite; else a PostgreSQL URL on an empty schema, also set as
     CHATSVC_DATABASE_URL so that `settings` and `services` use it."""
     if backend == "sqlite":
         yield None
         return
-    server_url = request.getfixturevalue("pg_server_url")
-    schema, url = new_schema(server_url)
+    url = request.getfixturevalue("pg_store_url")
     monkeypatch.setenv("CHATSVC_DATABASE_URL", url)
     yield url
-    drop_schema(server_url, schema)
+    empty_schema(url)
 
 
 @pytest.fixture
