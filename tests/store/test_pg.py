@@ -1,0 +1,71 @@
+"""What only the PostgreSQL backend has: start-up under an advisory lock, job locks,
+the sqlite3-style adapter, and no password in what it shows."""
+
+import threading
+
+import pytest
+
+from store.pg import PgDatabase
+from store.pg._conn import translate
+from store.pg._db import redact
+from tests._pg import drop_schema, new_schema
+
+
+@pytest.fixture
+def url(pg_server_url):
+    schema, url = new_schema(pg_server_url)
+    yield url
+    drop_schema(pg_server_url, schema)
+
+
+def test_replicas_starting_together_migrate_once(url):
+    opened, errors = [], []
+
+    def start():
+        try:
+            opened.append(PgDatabase(url, embed_model="m", embed_dim=4))
+        except Exception as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert {db.describe().split(", ")[1] for db in opened} == {"schema v5"}
+    assert all(db.vector_state.ok for db in opened)
+    for db in opened:
+        db.close()
+
+
+def test_job_lock_is_exclusive_per_job_and_key_until_released(url):
+    a = PgDatabase(url, embed_model="m", embed_dim=4)
+    b = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        with a.job_lock("fact_extraction", "alice", wait=False) as held:
+            assert held
+            with b.job_lock("fact_extraction", "alice", wait=False) as other:
+                assert not other
+            with b.job_lock("fact_extraction", "bob", wait=False) as other:
+                assert other
+            with b.job_lock("fact_sheet", "alice", wait=False) as other:
+                assert other
+        with b.job_lock("fact_extraction", "alice", wait=False) as again:
+            assert again
+    finally:
+        a.close()
+        b.close()
+
+
+def test_placeholders_are_rewritten_outside_string_literals_only():
+    sql = "SELECT ? , :name, x::vector, 'it''s ? :lit 5%' FROM t WHERE a LIKE '%x'"
+    assert translate(sql, True) == (
+        "SELECT %s , %(name)s, x::vector, 'it''s ? :lit 5%%' FROM t WHERE a LIKE '%%x'"
+    )
+    assert translate("SELECT 1 % 2", False) == "SELECT 1 % 2"
+
+
+def test_passwords_never_show():
+    assert redact("postgresql://app:s3cret@db:5432/chat") == "postgresql://app:***@db:5432/chat"
+    assert redact("postgresql:///chat?host=/run/pg") == "postgresql:///chat?host=/run/pg"
