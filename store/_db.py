@@ -147,6 +147,11 @@ class Database:
         serves one process, whose jobs serialise themselves: always held."""
         yield True
 
+    @contextmanager
+    def bulk_vectors(self) -> Iterator[None]:
+        """Many vector writes ahead (reindex). vec0 has no index to defer: nothing to do."""
+        yield
+
     # -- vectors ---------------------------------------------------------------------
 
     def _prepare_vectors(self, conn: Connection) -> VectorState:

@@ -25,6 +25,7 @@ log = logging.getLogger("chatsvc.store")
 
 STARTUP_LOCK = 7_424_220_011  # pg_advisory_lock key for migrations + vector tables
 EF_SEARCH = 100  # HNSW candidate list per query (pgvector default 40)
+BUILD_MEMORY = "512MB"  # an HNSW build spilling out of maintenance_work_mem is much slower
 
 # name -> DDL with {dim}; same names and columns as SQLite's vec0 tables.
 VECTOR_TABLES: dict[str, str] = {
@@ -195,6 +196,22 @@ class PgDatabase:
             _meta.delete(conn, "embedding_dim")
             conn.execute("COMMIT")
             self.vector_state = self._prepare_vectors(conn)
+
+    @contextmanager
+    def bulk_vectors(self) -> Iterator[None]:
+        """Write many vectors (reindex, bulk import) without their HNSW indexes, then
+        build each index once: far faster than growing the graphs row by row.
+        Searches meanwhile fall back to exact scans."""
+        conn = self.connection()
+        for name in VECTOR_TABLES:
+            conn.execute(f"DROP INDEX IF EXISTS {name}_hnsw")
+        try:
+            yield
+        finally:
+            conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")  # graph in memory
+            for ddl in VECTOR_TABLES.values():
+                conn.raw.execute(ddl.format(dim=self.embed_dim))
+            conn.execute("RESET maintenance_work_mem")
 
     # -- background jobs ---------------------------------------------------------------
 

@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from store.backend import stores_for
 from store.pg import PgDatabase
 from store.pg._conn import translate
 from store.pg._db import redact
@@ -69,3 +70,26 @@ def test_placeholders_are_rewritten_outside_string_literals_only():
 def test_passwords_never_show():
     assert redact("postgresql://app:s3cret@db:5432/chat") == "postgresql://app:***@db:5432/chat"
     assert redact("postgresql:///chat?host=/run/pg") == "postgresql:///chat?host=/run/pg"
+
+
+def _hnsw_indexes(db) -> set[str]:
+    rows = db.connection().execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+        "AND indexdef LIKE '%USING hnsw%'"
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def test_bulk_vectors_defers_the_hnsw_indexes_and_builds_them_after(url):
+    db = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        stores = stores_for(db)
+        alice = stores.users.add("alice")[0].id
+        with db.bulk_vectors():
+            assert _hnsw_indexes(db) == set()
+            fact = stores.facts.create(alice, category="core", fact="x", embedding=[1, 0, 0, 0])
+        assert _hnsw_indexes(db) == {"fact_vec_hnsw", "user_memory_vec_hnsw", "chunk_vec_hnsw"}
+        hits = stores.facts.search_by_vector(alice, [1.0, 0.1, 0, 0])
+        assert [hit.fact.id for hit in hits] == [fact.id]
+    finally:
+        db.close()
