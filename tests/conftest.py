@@ -45,7 +45,7 @@ def local_llm(tmp_path_factory):
 @pytest.fixture(scope="session")
 def pg_server_url():
     """A real PostgreSQL 18 + pgvector server for the whole session (started on first use)."""
-    from tests._pg import running_server
+    from chatsvc.testing._postgres import running_server
 
     with running_server() as url:
         yield url

@@ -26,7 +26,7 @@ class PgFacts(Facts):
             "WITH knn AS MATERIALIZED (SELECT v.fact_id, v.embedding <=> :vec::vector AS distance"
             " FROM fact_vec v JOIN facts f ON f.id = v.fact_id "
             f"WHERE v.user_id = :user AND f.user_id = :user AND {_LIVE} "
-            "ORDER BY v.embedding <=> :vec::vector LIMIT :limit) "
+            "ORDER BY distance LIMIT :limit) "
             f"SELECT {_COLUMNS}, knn.distance FROM knn JOIN facts f ON f.id = knn.fact_id "
             "WHERE knn.distance <= :max ORDER BY knn.distance, f.id",
             {"vec": literal(vector, self.db.embed_dim), "user": user_id, "max": max_distance,

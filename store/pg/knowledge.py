@@ -39,7 +39,7 @@ class PgKnowledge(Knowledge):
             "WITH knn AS MATERIALIZED (SELECT v.chunk_id, v.embedding <=> :vec::vector AS "
             "distance FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
             f"JOIN knowledge_entries e ON e.id = c.entry_id WHERE {_VISIBLE} AND {_OF_TYPE} "
-            "ORDER BY v.embedding <=> :vec::vector LIMIT :limit) "
+            "ORDER BY distance LIMIT :limit) "
             f"SELECT {_HIT_COLUMNS}, knn.distance FROM knn "
             "JOIN knowledge_chunks c ON c.id = knn.chunk_id "
             "JOIN knowledge_entries e ON e.id = c.entry_id ORDER BY knn.distance, c.id",

@@ -17,16 +17,15 @@ class PgMemories(Memories):
         conn = self.db.require_vectors()
         cursor = conn.cursor()
         cursor.row_factory = lambda _, row: (Memory(*row[:-1]), float(row[-1]))
-        vec = literal(vector, self.db.embed_dim)
         return cursor.execute(
             "WITH knn AS MATERIALIZED (SELECT v.memory_id, v.embedding <=> ?::vector AS distance"
             " FROM user_memory_vec v JOIN user_memory m "
             "ON m.id = v.memory_id AND m.content_hash = v.content_hash "
             f"WHERE v.user_id = ? AND m.user_id = ? AND m.deleted_at IS NULL AND {_APPLIES} "
-            "ORDER BY v.embedding <=> ?::vector LIMIT ?) "
+            "ORDER BY distance LIMIT ?) "
             f"SELECT {_COLUMNS}, knn.distance FROM knn JOIN user_memory m ON m.id = knn.memory_id"
             " ORDER BY knn.distance, m.id",
-            (vec, user_id, user_id, project_id, vec, max(1, k)),
+            (literal(vector, self.db.embed_dim), user_id, user_id, project_id, max(1, k)),
         ).fetchall()
 
     def _put_vector(self, conn, memory_id, user_id, embedding, digest) -> None:
