@@ -25,6 +25,7 @@ log = logging.getLogger("chatsvc.store")
 
 STARTUP_LOCK = 7_424_220_011  # pg_advisory_lock key for migrations + vector tables
 EF_SEARCH = 100  # HNSW candidate list per query (pgvector default 40)
+WRITE_TRANSACTION = "BEGIN ISOLATION LEVEL READ COMMITTED"
 BUILD_MEMORY = "512MB"  # an HNSW build spilling out of maintenance_work_mem is much slower
 
 # name -> DDL with {dim}; same names and columns as SQLite's vec0 tables.
@@ -111,10 +112,15 @@ class PgDatabase:
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
-        """BEGIN ... COMMIT (a SAVEPOINT when nested), ROLLBACK on error."""
+        """BEGIN ... COMMIT (a SAVEPOINT when nested), ROLLBACK on error.
+
+        READ COMMITTED: a write that waited for another replica's lock on a row
+        re-checks its WHERE against the committed row (`WHERE extracted_at IS NULL`
+        then matches nothing) instead of failing with a serialization error.
+        """
         conn = self.connection()
         nested = conn.in_transaction
-        conn.execute("SAVEPOINT nested" if nested else "BEGIN")
+        conn.execute("SAVEPOINT nested" if nested else WRITE_TRANSACTION)
         try:
             yield conn
         except BaseException:
@@ -148,7 +154,7 @@ class PgDatabase:
         for number, name, sql in _migrations.available("store.pg.migrations"):
             if number <= version:
                 continue
-            conn.execute("BEGIN")
+            conn.execute(WRITE_TRANSACTION)
             try:
                 conn.raw.execute(sql)  # several statements, no parameters
                 _meta.put(conn, "schema_version", str(number))
@@ -170,7 +176,7 @@ class PgDatabase:
                 f"CONFLICT: vectors were built with {model} ({dim}-d) but the configured "
                 f"model is {self.embed_model} ({self.embed_dim}-d); run `chatsvc reindex`",
             )
-        conn.execute("BEGIN")
+        conn.execute(WRITE_TRANSACTION)
         for ddl in VECTOR_TABLES.values():
             conn.raw.execute(ddl.format(dim=self.embed_dim))
         _meta.put(conn, "embedding_model", self.embed_model)
@@ -189,7 +195,7 @@ class PgDatabase:
     def reset_vectors(self) -> None:
         """Drop every vector table and recreate it for the configured model (reindex)."""
         with self._startup_lock() as conn:
-            conn.execute("BEGIN")
+            conn.execute(WRITE_TRANSACTION)
             for name in VECTOR_TABLES:
                 conn.execute(f"DROP TABLE IF EXISTS {name}")
             _meta.delete(conn, "embedding_model")

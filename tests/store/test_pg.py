@@ -2,10 +2,13 @@
 the sqlite3-style adapter, and no password in what it shows."""
 
 import threading
+import time
 
 import pytest
 
+from store._clock import utc_now
 from store.backend import stores_for
+from store.extraction import AlreadyProcessed, ExtractionQueue
 from store.pg import PgDatabase
 from store.pg._conn import translate
 from store.pg._db import redact
@@ -93,3 +96,31 @@ def test_bulk_vectors_defers_the_hnsw_indexes_and_builds_them_after(url):
         assert [hit.fact.id for hit in hits] == [fact.id]
     finally:
         db.close()
+
+
+def test_a_batch_marked_by_another_replica_meanwhile_is_already_processed(url):
+    a = PgDatabase(url, embed_model="m", embed_dim=4)
+    b = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        stores = stores_for(a)
+        alice = stores.users.add("alice")[0].id
+        _, message = stores.chats.start_turn(alice, "I live in Lyon")
+        outcome = []
+
+        def second_replica():
+            try:
+                ExtractionQueue(b).mark_processed([message.id], at=utc_now())
+                outcome.append("marked")
+            except AlreadyProcessed:
+                outcome.append("already processed")
+
+        with a.transaction():
+            stores.extraction.mark_processed([message.id], at=utc_now())
+            other = threading.Thread(target=second_replica)
+            other.start()
+            time.sleep(0.3)  # B now waits for A's row lock
+        other.join(timeout=10)
+        assert outcome == ["already processed"]
+    finally:
+        a.close()
+        b.close()
