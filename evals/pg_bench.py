@@ -24,6 +24,8 @@ import argparse
 import contextlib
 import json
 import platform
+import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -171,6 +173,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
+    # A timeout's SIGTERM unwinds normally, so the throwaway server is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = run(args.size, args.queries, args.database_url)
     meta = {"note": (
         f"{args.size} facts of one user and {args.size} knowledge chunks, {DIM}-d synthetic "

@@ -11,12 +11,15 @@ sqlite3 classes the stores catch. Parameters are bound client-side
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 import psycopg
 from psycopg import pq
 
 from store._db import IntegrityError, OperationalError
+from store.pg import _vector
 
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\?|(?<![:\w]):([A-Za-z_]\w*)|%")
 
@@ -115,6 +118,7 @@ class Connection:
             self.raw = psycopg.connect(
                 url, autocommit=True, cursor_factory=psycopg.ClientCursor, row_factory=_row_maker
             )
+        self._vectors_registered = False
 
     @property
     def in_transaction(self) -> bool:
@@ -122,6 +126,14 @@ class Connection:
 
     def cursor(self) -> Cursor:
         return Cursor(self.raw.cursor())
+
+    def bound_cursor(self) -> Cursor:
+        """A cursor binding parameters server-side, so `Vector`s go in binary. Its SQL
+        must give every parameter a type (no bare `? IS NULL`)."""
+        if not self._vectors_registered:
+            _vector.register(self.raw)
+            self._vectors_registered = True
+        return Cursor(psycopg.Cursor(self.raw))
 
     def execute(self, sql: str, params=None) -> Cursor:
         if sql.strip().upper() == "BEGIN":
@@ -136,17 +148,12 @@ class Connection:
         self.raw.close()
 
 
-class _translated_errors:
+@contextmanager
+def _translated_errors() -> Iterator[None]:
     """psycopg errors raised as the sqlite3 classes the stores already handle."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind, exc, tb) -> bool:
-        if exc is None:
-            return False
-        if isinstance(exc, psycopg.IntegrityError):
-            raise IntegrityError(str(exc)) from exc
-        if isinstance(exc, psycopg.OperationalError):
-            raise OperationalError(str(exc)) from exc
-        return False
+    try:
+        yield
+    except psycopg.IntegrityError as exc:
+        raise IntegrityError(str(exc)) from exc
+    except psycopg.OperationalError as exc:
+        raise OperationalError(str(exc)) from exc

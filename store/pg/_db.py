@@ -218,6 +218,9 @@ class PgDatabase:
             for ddl in VECTOR_TABLES.values():
                 conn.raw.execute(ddl.format(dim=self.embed_dim))
             conn.execute("RESET maintenance_work_mem")
+            # Fresh statistics: with a user's row count unknown the planner scans that
+            # user's rows exactly instead of using the new index, until autovacuum runs.
+            conn.execute("ANALYZE")
 
     # -- background jobs ---------------------------------------------------------------
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from store import _fts
 from store.knowledge import _HIT_COLUMNS, _VISIBLE, Hit, Knowledge, _hit
-from store.pg._vector import literal
+from store.pg._vector import vector
 
-_OF_TYPE = "(:type IS NULL OR e.source_type = :type)"
+# Typed: the vector queries bind server-side, where a bare `$1 IS NULL` has no type.
+_OF_TYPE = "(:type::text IS NULL OR e.source_type = :type)"
 
 
 class PgKnowledge(Knowledge):
@@ -31,19 +32,19 @@ class PgKnowledge(Knowledge):
         return [_hit(row, float(row["rank"])) for row in rows]
 
     def semantic(
-        self, vector, *, viewer_id: str, source_type: str | None = None, limit: int = 10
+        self, query, *, viewer_id: str, source_type: str | None = None, limit: int = 10
     ) -> list[Hit]:
         """HNSW KNN with visibility and type filters inside the scan."""
         conn = self.db.require_vectors()
-        rows = conn.execute(
-            "WITH knn AS MATERIALIZED (SELECT v.chunk_id, v.embedding <=> :vec::vector AS "
+        rows = conn.bound_cursor().execute(
+            "WITH knn AS MATERIALIZED (SELECT v.chunk_id, v.embedding <=> :vec AS "
             "distance FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
             f"JOIN knowledge_entries e ON e.id = c.entry_id WHERE {_VISIBLE} AND {_OF_TYPE} "
             "ORDER BY distance LIMIT :limit) "
             f"SELECT {_HIT_COLUMNS}, knn.distance FROM knn "
             "JOIN knowledge_chunks c ON c.id = knn.chunk_id "
             "JOIN knowledge_entries e ON e.id = c.entry_id ORDER BY knn.distance, c.id",
-            {"vec": literal(vector, self.db.embed_dim), "viewer": viewer_id,
+            {"vec": vector(query, self.db.embed_dim), "viewer": viewer_id,
              "type": source_type, "limit": max(1, limit)},
         ).fetchall()
         return [_hit(row, 1.0 - float(row["distance"])) for row in rows]
@@ -51,14 +52,12 @@ class PgKnowledge(Knowledge):
     def save_embeddings(self, items) -> None:
         self.db.require_vectors()
         with self.db.transaction() as conn:
-            for job, vector in items:
-                # The chunk may have been replaced while it was being embedded.
-                conn.execute(
-                    "INSERT INTO chunk_vec(chunk_id, embedding, content_hash) "
-                    "SELECT ?, ?::vector, ? WHERE EXISTS "
-                    "(SELECT 1 FROM knowledge_chunks WHERE id = ?) ON CONFLICT (chunk_id) "
-                    "DO UPDATE SET embedding = excluded.embedding, "
-                    "content_hash = excluded.content_hash",
-                    (job.row_id, literal(vector, self.db.embed_dim), job.content_hash,
-                     job.row_id),
-                )
+            # The chunk may have been replaced while it was being embedded: then no row.
+            conn.bound_cursor().executemany(
+                "INSERT INTO chunk_vec(chunk_id, embedding, content_hash) "
+                "SELECT id, ?, ? FROM knowledge_chunks WHERE id = ? ON CONFLICT (chunk_id) "
+                "DO UPDATE SET embedding = excluded.embedding, "
+                "content_hash = excluded.content_hash",
+                [(vector(v, self.db.embed_dim), job.content_hash, job.row_id)
+                 for job, v in items],
+            )
