@@ -5,7 +5,8 @@ are rewritten to psycopg's `%s` / `%(name)s` (string literals untouched), rows
 answer to both index and column name like `sqlite3.Row`, a cursor's
 `row_factory(cursor, row)` is honoured, and driver errors are raised as the
 sqlite3 classes the stores catch. Parameters are bound client-side
-(`ClientCursor`), so untyped values such as `:type IS NULL` work as in SQLite.
+(`ClientCursor`), so untyped values such as `:type IS NULL` work as in SQLite;
+`bound_cursor()` binds server-side, for the vector queries (binary vectors).
 """
 
 from __future__ import annotations
