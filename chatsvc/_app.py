@@ -16,6 +16,7 @@ from chatsvc._settings import Settings
 from chatsvc.extraction import schedule
 from chatsvc.routes import (
     chat,
+    console,
     extraction,
     fact_sheet,
     facts,
@@ -28,8 +29,8 @@ from chatsvc.routes import (
 
 ROUTES = [
     health.health, health.me, fact_sheet.latest_sheet, fact_sheet.generate_sheet,
-    *facts.ROUTES, extraction.extract_facts, memory.router, *knowledge.ROUTES, *posts.ROUTES,
-    *chat.ROUTES, *openai_api.ROUTES,
+    extraction.extract_facts, *facts.ROUTES, memory.router, *knowledge.ROUTES, *posts.ROUTES,
+    *chat.ROUTES, *openai_api.ROUTES, *console.ROUTES,
 ]
 
 

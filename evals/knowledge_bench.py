@@ -10,7 +10,9 @@ distributed vocabulary so BM25 has realistic posting lists; keyword queries are 
 of the chunk's words outside the 50 most frequent (stopword removal). Measured:
 
 * exact    numpy float32 brute force (the recall reference; also a candidate)
-* vec0     sqlite-vec float KNN (k=10), and sqlite-vec bit[768] KNN (k=200)
+* vec0     sqlite-vec float KNN (k=10), sqlite-vec bit[768] KNN (k=200), and the CPU
+           time to read every vector back out of a vec0 table (what a snapshot reload
+           would cost if chunk_vec were vec0)
 * shipped  store.Knowledge.semantic / .hybrid: in-memory sign bits -> float16 rescoring
            of `rescore` candidates, FTS5 BM25, RRF, row fetch (everything a request does)
 
@@ -44,7 +46,7 @@ def synthetic(n: int, rng: np.random.Generator) -> np.ndarray:
 
 def texts(n: int, rng: np.random.Generator) -> list[str]:
     vocabulary = np.array([f"w{i}" for i in range(20_000)])
-    ranks = np.minimum(rng.zipf(1.3, (n, 40)), 20_000) - 1
+    ranks = (rng.zipf(1.3, (n, 40)) - 1) % 20_000  # fold the tail: no clipped mega-word
     return [" ".join(vocabulary[row]) for row in ranks]
 
 
@@ -102,21 +104,18 @@ def bench_size(n: int, n_queries: int, rescores: list[int]) -> dict:
         result = {"chunks": n, "populate_s": round(time.perf_counter() - started, 1)}
         conn = db.connection()
         rows = conn.execute("SELECT id, seq FROM knowledge_chunks").fetchall()
+        knowledge._snapshot = None  # populate's writes already invalidated it
         index_of = {row[0]: row[1] - 1 for row in rows}  # seq follows insertion order
 
         exact_times, exact = timed(lambda q: list(np.argsort(-(vectors @ q))[:10]), queries)
         result["exact_numpy_f32"] = summary(exact_times)
 
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         knowledge.semantic(queries[0], viewer_id="bench", limit=10)  # builds the snapshot
         result["snapshot_load_s"] = round(time.perf_counter() - started, 2)
+        result["snapshot_load_cpu_s"] = round(time.process_time() - started_cpu, 2)
 
-        vec_times, vec_rows = timed(lambda q: conn.execute(
-            "SELECT chunk_id FROM chunk_vec WHERE embedding MATCH ? AND k = 10",
-            (q.tobytes(),)).fetchall(), queries[:10])
-        result["vec0_float_knn"] = {**summary(vec_times), "queries": 10,
-                                    "recall@10": recall([[index_of[r[0]] for r in rows]
-                                                         for rows in vec_rows], exact[:10])}
+        result["vec0_float_knn"] = _vec0_float(conn, vectors, queries[:10], exact[:10])
         result["vec0_bit_knn_k200"] = _vec0_bits(conn, vectors, queries[:10])
 
         for rescore in rescores:
@@ -132,8 +131,31 @@ def bench_size(n: int, n_queries: int, rescores: list[int]) -> dict:
             result[f"shipped_rescore_{rescore}"] = {
                 "semantic": summary(sem_times), "keyword_fts5_top50": summary(kw_times),
                 "hybrid": summary(hyb_times), "semantic_recall@10": recall(found, exact)}
+        saved = knowledge.save(owner_id=None, title="new", content="one more entry",
+                               source_type="document", chunks=[ChunkIn("fresh words", "en")])
+        started = time.process_time()
+        knowledge.save_embeddings([(saved.jobs[0], vectors[0])])
+        knowledge.semantic(queries[0], viewer_id="bench", limit=10)
+        result["write_then_search_cpu_s"] = round(time.process_time() - started, 3)
         db.close()
     return result
+
+
+def _vec0_float(conn, vectors: np.ndarray, queries: np.ndarray, exact) -> dict:
+    conn.execute(f"CREATE VIRTUAL TABLE floats USING vec0(embedding float[{DIM}] "
+                 "distance_metric=cosine)")
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO floats(rowid, embedding) VALUES (?, ?)",
+                     ((i, v.tobytes()) for i, v in enumerate(vectors)))
+    conn.execute("COMMIT")
+    times, rows = timed(lambda q: conn.execute(
+        "SELECT rowid FROM floats WHERE embedding MATCH ? AND k = 10",
+        (q.tobytes(),)).fetchall(), queries)
+    started = time.process_time()
+    conn.execute("SELECT rowid, embedding FROM floats").fetchall()
+    return {**summary(times), "queries": len(queries),
+            "recall@10": recall([[r[0] for r in found] for found in rows], exact),
+            "read_all_vectors_cpu_s": round(time.process_time() - started, 2)}
 
 
 def _vec0_bits(conn, vectors: np.ndarray, queries: np.ndarray) -> dict:
@@ -165,9 +187,41 @@ def markdown(result: dict) -> str:
                 for part in ("semantic", "keyword_fts5_top50", "hybrid"):
                     rec = value["semantic_recall@10"] if part != "keyword_fts5_top50" else "-"
                     lines.append(_line(n, f"shipped {part} (rescore {r})", value[part], rec))
-        lines.append(f"| {n} | snapshot (re)load after a write | {size['snapshot_load_s']} s "
-                     "| | | |")
-    return "\n".join(lines) + "\n"
+        lines.append(f"| {n} | snapshot (re)load after a write (plain chunk_vec table) | "
+                     f"{size['snapshot_load_s']} s | | {size['snapshot_load_cpu_s']} s | |")
+        lines.append(f"| {n} | in-process write (snapshot patched) + next search | | | "
+                     f"{size['write_then_search_cpu_s']} s | |")
+        lines.append(f"| {n} | reading all vectors out of vec0 instead | | | "
+                     f"{size['vec0_float_knn']['read_all_vectors_cpu_s']} s | |")
+    return "\n".join([*lines, "", *notes(result)]) + "\n"
+
+
+def notes(result: dict) -> list[str]:
+    big = result["sizes"][-1]
+    shipped = next((v for k, v in big.items() if k.endswith("_400")), None)
+    if shipped is None:
+        return []
+    hybrid = shipped["hybrid"]
+    return [
+        "## Choice", "",
+        "* Shipped: an in-memory snapshot (sign bits around the mean vector, word-major, "
+        "Hamming scan; float16 rescoring of 400 candidates) over a plain `chunk_vec` table "
+        "of float32 blobs. sqlite-vec's float KNN is a full scan far above the goal, its "
+        "bit KNN alone costs more than the whole shipped semantic search, and reading "
+        "vectors back out of vec0 (needed to rebuild any in-memory index) is ~5x slower "
+        "than a plain table.",
+        f"* Goal at {big['chunks']} chunks: hybrid p50 <= 15 ms with recall@10 >= 0.95. "
+        f"Measured hybrid CPU p50 {hybrid['cpu_p50_ms']} ms, wall p50 {hybrid['p50_ms']} ms, "
+        f"semantic recall@10 {shipped['semantic_recall@10']}. The machine was shared with "
+        "other engineers' jobs (load average 6-12 on 2 cores), so wall times include "
+        "waiting for a core; CPU time is the estimate for an unloaded machine.",
+        "* Hybrid time is split roughly evenly between FTS5 BM25 (ranking the FTS table "
+        "alone, then filtering; exact, with a full fallback) and the vector scan.",
+        "* A write by this process patches the snapshot (array copy); a write by another "
+        "process (e.g. `chatsvc index`) makes the next search reload it (the reload row).",
+        "* Recall is lowest on small synthetic sets (1,000 clusters with few members each: "
+        "near-ties that sign bits cannot order); real embeddings are more clustered.",
+    ]
 
 
 def _line(n: int, label: str, figures: dict, recall_value) -> str:

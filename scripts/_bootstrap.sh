@@ -18,3 +18,19 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         .venv/bin/python -m pip install --quiet -e ".[local,dev]"
     echo "$want" > "$stamp"
 fi
+
+# The console's browser tests drive Debian's chromium through Playwright (which never
+# downloads a browser here). Installed once; test.sh calls this, serve.sh does not.
+ensure_chromium() {
+    [ -x /usr/bin/chromium ] && return 0
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo -n"
+    if command -v apt-get >/dev/null && $sudo true 2>/dev/null; then
+        echo "installing chromium for the console's browser tests (apt-get, once)..." >&2
+        $sudo apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2
+    else
+        echo "warning: /usr/bin/chromium is missing and cannot be installed without root" \
+             "(apt-get install chromium): the console's browser tests will fail." >&2
+    fi
+}

@@ -2,4 +2,5 @@
 # Run the whole test suite (creates .venv and installs everything on first use).
 # Extra arguments go to pytest, e.g. scripts/test.sh -m "not slow" tests/store
 source "$(dirname "$0")/_bootstrap.sh"
+ensure_chromium
 exec .venv/bin/python -m pytest "$@"

@@ -7,7 +7,7 @@ picks the backend and builds the domain stores for it.
 """
 
 from store._db import Database, VectorState
-from store._errors import NotFound, StoreError, VectorUnavailable
+from store._errors import DatabaseBusy, NotFound, StoreError, VectorUnavailable
 from store.chats import AssistantReply, ChatMessage, Chats, Conversation
 from store.facts import Fact, FactHit, Facts, InvalidFact
 from store.knowledge import ChunkIn, Entry, Hit, Knowledge
@@ -22,6 +22,7 @@ __all__ = [
     "ChunkIn",
     "Conversation",
     "Database",
+    "DatabaseBusy",
     "Entry",
     "Fact",
     "FactHit",

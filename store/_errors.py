@@ -9,6 +9,10 @@ class NotFound(StoreError):
     """The row does not exist, or belongs to another user (callers cannot tell)."""
 
 
+class DatabaseBusy(StoreError):
+    """Another writer held the write lock for longer than the busy timeout: retry later."""
+
+
 class VectorUnavailable(StoreError):
     """Vector search cannot run: sqlite-vec did not load, or the dimension conflicts.
 

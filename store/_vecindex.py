@@ -1,7 +1,7 @@
 """In-memory KNN over chunk vectors: binary codes for the scan, float16 for rescoring.
 
-sqlite-vec's float KNN is a full scan (~84 ms at 100k x 768 on the 2-core box) and
-its point lookups are slow, so `chunk_vec` stays the persistent source and this
+sqlite-vec's float KNN is a full scan (~84 ms at 100k x 768 on the 2-core box), so
+`chunk_vec` (a plain table of float32 blobs) is the persistent source and this
 snapshot answers queries: hamming distance over sign bits (around the mean vector) picks `rescore`
 candidates, exact cosine over their float16 vectors orders them (figures:
 evals/results/vector_bench.md). Visibility and source_type are masks applied
@@ -54,21 +54,43 @@ class Snapshot:
         return [(self.ids[rows[i]], float(distance[i])) for i in order]
 
 
-def build(generation: str | None, rows: list[tuple[str, bytes, str, str]], dim: int) -> Snapshot:
+    def changed(self, generation: str, remove: set[str], rows: list) -> Snapshot:
+        """A copy without the `remove` ids and with `rows` appended: an in-process write
+        costs a copy of the arrays instead of a reload. Bits keep the old mean vector."""
+        keep = np.array([i not in remove for i in self.ids], dtype=bool)
+        added = build(generation, rows, self.floats.shape[1], center=self.center,
+                      owner_codes=dict(self.owner_codes), type_codes=dict(self.type_codes))
+        return Snapshot(
+            generation=generation,
+            ids=[i for i, k in zip(self.ids, keep, strict=True) if k] + added.ids,
+            owners=np.concatenate([self.owners[keep], added.owners]),
+            types=np.concatenate([self.types[keep], added.types]),
+            bits=np.ascontiguousarray(np.concatenate([self.bits[:, keep], added.bits], axis=1)),
+            floats=np.concatenate([self.floats[keep], added.floats]),
+            center=self.center,
+            owner_codes=added.owner_codes,
+            type_codes=added.type_codes,
+        )
+
+
+def build(
+    generation: str | None, rows: list[tuple[str, bytes, str, str]], dim: int, *,
+    center: np.ndarray | None = None, owner_codes: dict | None = None,
+    type_codes: dict | None = None,
+) -> Snapshot:
     """A snapshot from (chunk id, float32 blob, owner id or '', source type) rows."""
-    owner_codes: dict[str, int] = {"": 0}
-    type_codes: dict[str, int] = {}
-    matrix = np.zeros((len(rows), dim), dtype=np.float32)
-    owners = np.zeros(len(rows), dtype=np.int32)
-    types = np.zeros(len(rows), dtype=np.int32)
-    for i, (_, blob, owner, source_type) in enumerate(rows):
-        matrix[i] = np.frombuffer(blob, dtype=np.float32)
-        owners[i] = owner_codes.setdefault(owner, len(owner_codes))
-        types[i] = type_codes.setdefault(source_type, len(type_codes))
-    matrix = _unit(matrix)
+    owner_codes = owner_codes if owner_codes is not None else {"": 0}
+    type_codes = type_codes if type_codes is not None else {}
+    blobs = b"".join(row[1] for row in rows)
+    matrix = _unit(np.frombuffer(blobs, dtype=np.float32).reshape(len(rows), dim))
+    owners = np.array([owner_codes.setdefault(row[2], len(owner_codes)) for row in rows],
+                      dtype=np.int32)
+    types = np.array([type_codes.setdefault(row[3], len(type_codes)) for row in rows],
+                     dtype=np.int32)
     # Embedding models share a large mean component; signs around the mean carry the
     # information that signs around zero would spend on that shared offset.
-    center = matrix.mean(axis=0) if len(rows) else np.zeros(dim, dtype=np.float32)
+    if center is None:
+        center = matrix.mean(axis=0) if len(rows) else np.zeros(dim, dtype=np.float32)
     return Snapshot(
         generation=generation,
         ids=[row[0] for row in rows],

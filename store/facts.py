@@ -279,8 +279,9 @@ class Facts:
         # over-fetch so they rarely cost a result.
         k = min(KNN_MAX_K, max(1, limit) * 2 + 10)
         rows = conn.execute(
-            "WITH knn AS (SELECT fact_id, distance FROM fact_vec WHERE embedding MATCH :vec "
-            "AND k = :k AND user_id = :user) "
+            # MATERIALIZED: the KNN runs as written; no outer filter is pushed into vec0.
+            "WITH knn AS MATERIALIZED (SELECT fact_id, distance FROM fact_vec "
+            "WHERE embedding MATCH :vec AND k = :k AND user_id = :user) "
             f"SELECT {_COLUMNS}, knn.distance FROM knn JOIN facts f ON f.id = knn.fact_id "
             f"WHERE knn.distance <= :max AND f.user_id = :user AND {_LIVE} "
             "ORDER BY knn.distance, f.id LIMIT :limit",

@@ -97,6 +97,15 @@ _ENTRY_COLUMNS = (
     "e.*, (SELECT count(*) FROM knowledge_chunks c WHERE c.entry_id = e.id) AS chunk_count"
 )
 _VISIBLE = "(e.owner_id IS NULL OR e.owner_id = :viewer)"
+KEYWORD_OVERFETCH = 500
+# {cut} is "LIMIT :over" (fast path) or "" (every match, when the fast path comes up short).
+_KEYWORD_SQL = (
+    "SELECT c.id, r.rank FROM (SELECT rowid, rank FROM knowledge_fts "
+    "WHERE knowledge_fts MATCH :q ORDER BY rank, rowid {cut}) r "
+    "JOIN knowledge_chunks c ON c.seq = r.rowid JOIN knowledge_entries e ON e.id = c.entry_id "
+    "WHERE (e.owner_id IS NULL OR e.owner_id = :viewer) "
+    "AND (:type IS NULL OR e.source_type = :type) ORDER BY r.rank, c.seq LIMIT :limit"
+)
 _HIT_COLUMNS = (
     "c.id AS chunk_id, c.entry_id, c.chunk_index, c.content AS text, e.title, "
     "e.source_type, e.source_id, e.abstract, e.overview"
@@ -159,26 +168,34 @@ class Knowledge:
                 hash=digest, now=now,
             )
             if existing is None:
-                entry_id, status = new_id(), "created"
-                conn.execute(
-                    "INSERT INTO knowledge_entries(id, owner_id, title, source_type, source_id, "
-                    "content, abstract, overview, metadata, content_hash, created_at, updated_at)"
-                    " VALUES (:id, :owner, :title, :type, :source, :content, :abstract, "
-                    ":overview, :metadata, :hash, :now, :now)",
-                    {"id": entry_id, **values},
-                )
+                entry_id, status = self._insert_entry(conn, values), "created"
             else:
                 entry_id, status = existing["id"], "replaced"
                 self._delete_chunks(conn, entry_id)
-                conn.execute(
-                    "UPDATE knowledge_entries SET title = :title, content = :content, "
-                    "abstract = :abstract, overview = :overview, tiers_by = 'extractive', "
-                    "metadata = :metadata, content_hash = :hash, updated_at = :now "
-                    "WHERE id = :id",
-                    {"id": entry_id, **values},
-                )
+                self._update_entry(conn, entry_id, values)
             jobs = self._insert_chunks(conn, entry_id, title, chunks)
             return Saved(self._get(conn, entry_id), status, jobs)
+
+    @staticmethod
+    def _insert_entry(conn, values: dict) -> str:
+        entry_id = new_id()
+        conn.execute(
+            "INSERT INTO knowledge_entries(id, owner_id, title, source_type, source_id, "
+            "content, abstract, overview, metadata, content_hash, created_at, updated_at)"
+            " VALUES (:id, :owner, :title, :type, :source, :content, :abstract, "
+            ":overview, :metadata, :hash, :now, :now)",
+            {"id": entry_id, **values},
+        )
+        return entry_id
+
+    @staticmethod
+    def _update_entry(conn, entry_id: str, values: dict) -> None:
+        conn.execute(
+            "UPDATE knowledge_entries SET title = :title, content = :content, "
+            "abstract = :abstract, overview = :overview, tiers_by = 'extractive', "
+            "metadata = :metadata, content_hash = :hash, updated_at = :now WHERE id = :id",
+            {"id": entry_id, **values},
+        )
 
     def _existing(self, conn, owner_id, source_type, source_id, digest):
         if source_id is not None:
@@ -212,12 +229,14 @@ class Knowledge:
 
     def _delete_chunks(self, conn, entry_id: str) -> None:
         if self.db.vector_state.ok:
-            # Point deletes: vec0 scans the whole table for `chunk_id IN (subquery)`.
-            ids = conn.execute(
-                "SELECT id FROM knowledge_chunks WHERE entry_id = ?", (entry_id,)
-            ).fetchall()
-            conn.executemany("DELETE FROM chunk_vec WHERE chunk_id = ?", ids)
-            self._bump(conn)
+            ids = {row[0] for row in conn.execute(
+                "SELECT id FROM knowledge_chunks WHERE entry_id = ?", (entry_id,))}
+            conn.execute(
+                "DELETE FROM chunk_vec WHERE chunk_id IN "
+                "(SELECT id FROM knowledge_chunks WHERE entry_id = ?)",
+                (entry_id,),
+            )
+            self._changed(conn, ids, [])
         conn.execute("DELETE FROM knowledge_chunks WHERE entry_id = ?", (entry_id,))
 
     def set_tiers(self, entry_id: str, digest: str, abstract: str, overview: str) -> bool:
@@ -310,31 +329,13 @@ class Knowledge:
         self, query: str, *, viewer_id: str, source_type: str | None = None, limit: int = 10
     ) -> list[Hit]:
         """FTS5 BM25 over the caller's and shared chunks; any query text is safe."""
-        expression = _fts.match_query(query)
-        if expression is None:
-            return []
-        rows = self.db.connection().execute(
-            f"SELECT {_HIT_COLUMNS}, bm25(knowledge_fts) AS rank FROM knowledge_fts f "
-            "JOIN knowledge_chunks c ON c.seq = f.rowid "
-            "JOIN knowledge_entries e ON e.id = c.entry_id "
-            f"WHERE knowledge_fts MATCH :q AND {_VISIBLE} "
-            "AND (:type IS NULL OR e.source_type = :type) "
-            "ORDER BY rank, c.id LIMIT :limit",
-            {"q": expression, "viewer": viewer_id, "type": source_type, "limit": limit},
-        ).fetchall()
-        return [_hit(row, -row["rank"]) for row in rows]
+        return self._hits(self._keyword_ranking(query, viewer_id, source_type, limit))
 
     def semantic(
         self, vector, *, viewer_id: str, source_type: str | None = None, limit: int = 10
     ) -> list[Hit]:
         """Nearest chunks to `vector` (cosine); VectorUnavailable when vectors cannot run."""
-        snapshot = self._current_snapshot()
-        found = snapshot.search(
-            np.asarray(vector, dtype=np.float32), viewer_id=viewer_id,
-            source_type=source_type, k=limit, rescore=max(self.rescore, limit),
-        )
-        rows = self._hit_rows([chunk_id for chunk_id, _ in found])
-        return [_hit(rows[cid], 1.0 - dist) for cid, dist in found if cid in rows]
+        return self._hits(self._semantic_ranking(vector, viewer_id, source_type, limit))
 
     def hybrid(
         self, query: str, vector, *, viewer_id: str, source_type: str | None = None,
@@ -342,12 +343,38 @@ class Knowledge:
     ) -> list[Hit]:
         """Keyword and semantic rankings merged by RRF (k=60); filters apply before the cut."""
         pool = max(limit * 5, 50)
-        options = {"viewer_id": viewer_id, "source_type": source_type, "limit": pool}
-        keyword = self.keyword(query, **options)
-        semantic = self.semantic(vector, **options)
-        by_id = {h.chunk_id: h for h in [*semantic, *keyword]}
-        rankings = [[h.chunk_id for h in keyword], [h.chunk_id for h in semantic]]
-        return [_with_score(by_id[cid], score) for cid, score in rrf_merge(rankings)[:limit]]
+        rankings = [
+            [cid for cid, _ in self._keyword_ranking(query, viewer_id, source_type, pool)],
+            [cid for cid, _ in self._semantic_ranking(vector, viewer_id, source_type, pool)],
+        ]
+        return self._hits(rrf_merge(rankings)[:limit])
+
+    def _keyword_ranking(self, query, viewer_id, source_type, limit) -> list[tuple[str, float]]:
+        """(chunk id, -bm25) best first. The filtered top `limit` is taken from the best
+        KEYWORD_OVERFETCH matches (ranking the FTS table alone is fast); only when too
+        few of those pass the filters is every match joined and filtered."""
+        expression = _fts.match_query(query)
+        if expression is None:
+            return []
+        params = {"q": expression, "viewer": viewer_id, "type": source_type, "limit": limit,
+                  "over": max(KEYWORD_OVERFETCH, limit)}
+        conn = self.db.connection()
+        rows = conn.execute(_KEYWORD_SQL.format(cut="LIMIT :over"), params).fetchall()
+        if len(rows) < limit:
+            rows = conn.execute(_KEYWORD_SQL.format(cut=""), params).fetchall()
+        return [(row[0], -row[1]) for row in rows]
+
+    def _semantic_ranking(self, vector, viewer_id, source_type, limit):
+        """(chunk id, cosine similarity) best first."""
+        found = self._current_snapshot().search(
+            np.asarray(vector, dtype=np.float32), viewer_id=viewer_id,
+            source_type=source_type, k=limit, rescore=max(self.rescore, limit),
+        )
+        return [(chunk_id, 1.0 - distance) for chunk_id, distance in found]
+
+    def _hits(self, ranking: list[tuple[str, float]]) -> list[Hit]:
+        rows = self._hit_rows([chunk_id for chunk_id, _ in ranking])
+        return [_hit(rows[cid], score) for cid, score in ranking if cid in rows]
 
     def _hit_rows(self, chunk_ids: list[str]) -> dict:
         if not chunk_ids:
@@ -362,23 +389,37 @@ class Knowledge:
 
     # -- vectors -----------------------------------------------------------------------
 
-    def _bump(self, conn) -> None:
+    def _generation(self, conn) -> str:
+        # The dimension is part of the key: a reindex may switch models under us.
+        return f"{_meta.get(conn, GENERATION_KEY)}:{self.db.embed_dim}"
+
+    def _changed(self, conn, removed: set[str], rows: list) -> None:
+        """Record a vector change (inside the writing transaction) and patch the snapshot.
+
+        The patched snapshot carries the new generation, which exists only if the
+        transaction commits; after a rollback it mismatches and is reloaded in full.
+        Writes by other processes change the generation too and force a reload.
+        """
+        before = self._generation(conn)
         _meta.put(conn, GENERATION_KEY, new_id())
+        with self._snapshot_lock:
+            snapshot = self._snapshot
+            if snapshot is not None and snapshot.generation == before:
+                self._snapshot = snapshot.changed(self._generation(conn), removed, rows)
+            else:
+                self._snapshot = None
 
     def _current_snapshot(self) -> _vecindex.Snapshot:
         conn = self.db.require_vectors()
-        # The dimension is part of the key: a reindex may switch models under us.
-        generation = f"{_meta.get(conn, GENERATION_KEY)}:{self.db.embed_dim}"
+        generation = self._generation(conn)
         snapshot = self._snapshot
         if snapshot is not None and snapshot.generation == generation:
             return snapshot
         with self._snapshot_lock:
             if self._snapshot is None or self._snapshot.generation != generation:
-                # CROSS JOIN keeps chunk_vec as the outer (scanned) table: vec0 point
-                # lookups by chunk_id are slow.
                 rows = conn.execute(
                     "SELECT v.chunk_id, v.embedding, ifnull(e.owner_id, ''), e.source_type "
-                    "FROM chunk_vec v CROSS JOIN knowledge_chunks c ON c.id = v.chunk_id "
+                    "FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
                     "JOIN knowledge_entries e ON e.id = c.entry_id"
                 ).fetchall()
                 self._snapshot = _vecindex.build(generation, rows, self.db.embed_dim)
@@ -396,18 +437,28 @@ class Knowledge:
 
     def save_embeddings(self, items: list[tuple[EmbedJob, list[float]]]) -> None:
         self.db.require_vectors()
+        if not items:
+            return
         with self.db.transaction() as conn:
             for job, vector in items:
-                conn.execute("DELETE FROM chunk_vec WHERE chunk_id = ?", (job.row_id,))
-                # The chunk may have been replaced while it was being embedded.
+                # The chunk may have been replaced while it was being embedded: skip it then.
                 conn.execute(
                     "INSERT INTO chunk_vec(chunk_id, embedding, content_hash) "
-                    "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM knowledge_chunks WHERE id = ?)",
+                    "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM knowledge_chunks WHERE id = ?) "
+                    "ON CONFLICT(chunk_id) DO UPDATE SET embedding = excluded.embedding, "
+                    "content_hash = excluded.content_hash",
                     (job.row_id, np.asarray(vector, dtype=np.float32).tobytes(),
                      job.content_hash, job.row_id),
                 )
-            self._bump(conn)
+            ids = [job.row_id for job, _ in items]
+            self._changed(conn, set(ids), self._vector_rows(conn, ids))
 
-
-def _with_score(hit: Hit, score: float) -> Hit:
-    return Hit(**{**hit.__dict__, "score": score})
+    @staticmethod
+    def _vector_rows(conn, chunk_ids: list[str]) -> list:
+        marks = ",".join("?" * len(chunk_ids))
+        return conn.execute(
+            "SELECT v.chunk_id, v.embedding, ifnull(e.owner_id, ''), e.source_type "
+            "FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
+            f"JOIN knowledge_entries e ON e.id = c.entry_id WHERE v.chunk_id IN ({marks})",
+            chunk_ids,
+        ).fetchall()

@@ -53,6 +53,10 @@ class Stopwatch:
         finally:
             self.timings[name] = time.perf_counter() - started
 
+    async def timed(self, name: str, awaitable):
+        with self(name):
+            return await awaitable
+
 
 def user_today(timezone: str, now: datetime) -> date:
     """The date in the user's timezone (an unknown zone counts as UTC)."""
@@ -130,9 +134,11 @@ async def dynamic_layers(
         with clock("search"):
             # Three independent searches with one vector: run them side by side.
             facts, memories, snippets = await _all(
-                gather.related_facts(services, user.id, vector),
-                gather.semantic_memory(services, user.id, project_id, vector),
-                gather.knowledge_snippets(services, user.id, query, vector),
+                clock.timed("facts", gather.related_facts(services, user.id, vector)),
+                clock.timed("memory",
+                            gather.semantic_memory(services, user.id, project_id, vector)),
+                clock.timed("knowledge",
+                            gather.knowledge_snippets(services, user.id, query, vector)),
             )
     except EmbeddingError as exc:
         return await _fallback(services, f"embeddings unavailable: {exc}")

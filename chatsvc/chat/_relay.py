@@ -9,6 +9,7 @@ partial answer is saved even while the request is being torn down.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -41,12 +42,14 @@ class Relay:
         self.model = model
         self.options = options or {}
         self.outcome: Outcome | None = None
+        self.started_at: float | None = None  # perf_counter when the upstream call began
 
     async def events(self) -> AsyncIterator[Delta]:
         parts: list[str] = []
         finish = Finish(None, None)
         upstream = self.llm.stream(self.messages, model=self.model, **self.options)
         deadline = anyio.current_time() + self.timeout
+        self.started_at = time.perf_counter()
         try:
             while True:
                 # The deadline wraps each read, never a yield: a cancel scope must not

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
+
+import anyio
 
 from chatsvc._services import Services
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import Outcome, Relay
 from context import Message
-from store import AssistantReply, ChatMessage, Conversation, User
+from store import AssistantReply, ChatMessage, Conversation, DatabaseBusy, User
 from store._clock import new_id
+
+log = logging.getLogger("chatsvc.chat")
+
+# The answer exists only in memory once streamed: outwait another writer's lock
+# this long (retrying every SAVE_RETRY_SECONDS) rather than lose it.
+SAVE_PATIENCE_SECONDS = 30.0
+SAVE_RETRY_SECONDS = 0.1
 
 
 def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
@@ -32,6 +42,12 @@ class Turn:
     prepared: Prepared | None = None
     relay: Relay | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    received_at: float = 0.0  # perf_counter when the handler took the request
+
+    def to_upstream(self) -> float | None:
+        """Seconds from taking the request to starting the upstream call."""
+        started = self.relay.started_at if self.relay else None
+        return started - self.received_at if started is not None else None
 
     @classmethod
     async def start(
@@ -39,12 +55,12 @@ class Turn:
         conversation_id: str | None, project_id: str | None,
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost."""
-        started = time.perf_counter()
+        received = started = time.perf_counter()
         conversation, question = await in_thread_shielded(
             services.chats.start_turn, user.id, message,
             conversation_id=conversation_id, project_id=project_id,
         )
-        turn = cls(services, user, conversation, question, new_id())
+        turn = cls(services, user, conversation, question, new_id(), received_at=received)
         turn.timings["save_question"] = time.perf_counter() - started
         return turn
 
@@ -83,6 +99,15 @@ class Turn:
             usage={**usage, "finish_reason": outcome.finish_reason} if usage else None,
             cached_tokens=outcome.usage.cached_tokens if outcome.usage else None,
         )
-        await in_thread_shielded(
-            self.services.chats.finish_turn, self.user.id, self.conversation.id, reply
-        )
+        deadline = anyio.current_time() + SAVE_PATIENCE_SECONDS
+        while True:
+            try:
+                await in_thread_shielded(
+                    self.services.chats.finish_turn, self.user.id, self.conversation.id, reply
+                )
+                return
+            except DatabaseBusy:
+                if anyio.current_time() > deadline:
+                    raise
+                log.warning("database busy, retrying to save reply %s", reply.id)
+                await anyio.sleep(SAVE_RETRY_SECONDS)

@@ -88,5 +88,6 @@ async def _backfill(services: Services, name: str, *, total: int | None) -> int:
     if not done:
         print(f"{name}: nothing to embed")
     else:
-        print(f"{name}: embedded {done} rows in {batches} batch{'es' * (batches != 1)}")
+        rows = f"{done} row{'s' * (done != 1)}"
+        print(f"{name}: embedded {rows} in {batches} batch{'es' * (batches != 1)}")
     return 0

@@ -22,6 +22,8 @@ def build_embedder(settings: Settings) -> Embedder:
         timeout=settings.embed_timeout_seconds,
         max_input_tokens=settings.embed_max_input_tokens,
         cooldown=settings.embed_breaker_cooldown_seconds,
+        retries=settings.embed_retries,
+        backoff=settings.embed_retry_backoff_seconds,
         tokenizer=settings.tokenizer,
     )
     if settings.embeddings == "ollama":

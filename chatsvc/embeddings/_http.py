@@ -92,11 +92,10 @@ class HttpEmbedder:
     async def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        return await self._embed([self._prepare(t, self.document_prefix) for t in texts],
-                                 is_query=False)
+        return await self._embed(texts, is_query=False)
 
     async def embed_query(self, text: str) -> list[float]:
-        return (await self._embed([self._prepare(text, self.query_prefix)], is_query=True))[0]
+        return (await self._embed([text], is_query=True))[0]
 
     async def check(self) -> tuple[bool, str]:
         try:
@@ -138,7 +137,9 @@ class HttpEmbedder:
             return False
 
     async def _embed(self, texts: list[str], *, is_query: bool) -> list[list[float]]:
-        self.breaker.guard()
+        self.breaker.guard()  # before any work: a down service costs microseconds
+        prefix = self.query_prefix if is_query else self.document_prefix
+        texts = [self._prepare(text, prefix) for text in texts]
         attempt = 0
         while True:
             try:

@@ -24,6 +24,7 @@ from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.extraction import _apply
 from chatsvc.extraction._prompt import (
+    REPLY_SCHEMA,
     Extraction,
     MalformedReply,
     Request,
@@ -32,15 +33,26 @@ from chatsvc.extraction._prompt import (
     repair_chat,
     repair_overhead,
 )
-from chatsvc.fact_sheet import generate
+from chatsvc.fact_sheet import SheetEntry, build_entries, save_entries
+from chatsvc.fact_sheet._dedup import dedup_prompt, parse_drops, within_cap
 from chatsvc.facts import FactService
 from store._clock import utc_now
 from store.extraction import AlreadyProcessed, ExtractionQueue, PendingMessage
-from store.fact_sheets import FactSheets
+from store.fact_sheets import FactSheet, FactSheets
 
 log = logging.getLogger("chatsvc.extraction")
 
 PENDING_PER_RUN = 2000  # messages looked at per user and run; the rest waits
+
+
+def _json_mode(mode: str) -> dict:
+    """How to ask for JSON: OpenAI's json_object (Moonshot too), llama.cpp's
+    json_object + schema (grammar-constrained), or not at all."""
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    if mode == "schema":
+        return {"response_format": {"type": "json_object", "schema": REPLY_SCHEMA}}
+    return {}
 
 
 @dataclass
@@ -92,8 +104,13 @@ class FactExtractor:
 
     async def run_all(self) -> dict[str, ExtractionResult]:
         """One run for every user with unprocessed messages, one user at a time."""
-        users = await in_thread(self.queue.users_with_pending)
-        return {user_id: await self.run_user(user_id) for user_id in users}
+        results = {}
+        for user_id in await in_thread(self.queue.users_with_pending):
+            try:
+                results[user_id] = await self.run_user(user_id)
+            except Exception:  # one user's broken data must not starve the others
+                log.exception("fact extraction failed for user %s", user_id)
+        return results
 
     async def run_user(self, user_id: str) -> ExtractionResult:
         async with self._locks[user_id], job_lock(
@@ -117,9 +134,33 @@ class FactExtractor:
                     if isinstance(exc, UpstreamDown):
                         break
             if result.processed_messages:
-                sheet = await in_thread(generate, self.sheets, user_id, now=self.clock())
-                result.fact_sheet_id = sheet.id
+                result.fact_sheet_id = (await self.regenerate_sheet(user_id)).id
             return result
+
+    async def regenerate_sheet(self, user_id: str) -> FactSheet:
+        """A new fact sheet for the user, AI-deduplicated when that is switched on."""
+        now = self.clock()
+        entries = await in_thread(build_entries, self.sheets, user_id, now=now)
+        dropped = await self._dedup(entries, user_id) if self.settings.fact_sheet_ai_dedup else None
+        if dropped:
+            entries = await in_thread(build_entries, self.sheets, user_id, now=now,
+                                      exclude=frozenset(dropped))
+        return await in_thread(save_entries, self.sheets, user_id, entries, now=now,
+                               dedup_log=dropped)
+
+    async def _dedup(self, entries: list[SheetEntry], user_id: str) -> list[str] | None:
+        """Fact ids the LLM drops, or None when dedup was skipped (cost cap, failure)."""
+        prompt, refs = dedup_prompt(entries)
+        if not within_cap(prompt, self.settings.fact_sheet_dedup_max_tokens,
+                          self.settings.tokenizer):
+            log.info("fact sheet dedup skipped for user %s: over the token cap", user_id)
+            return None
+        try:
+            reply = await self._complete([{"role": "user", "content": prompt}], user_id)
+            return parse_drops(reply, refs)
+        except (SkipBatch, MalformedReply) as exc:
+            log.warning("fact sheet dedup skipped for user %s: %s", user_id, exc)
+            return None
 
     async def _conversation(
         self, user_id: str, messages: list[PendingMessage], result: ExtractionResult
@@ -131,6 +172,8 @@ class FactExtractor:
                                     now=self.clock())
             request = build_request(known, messages, budget=budget,
                                     tokenizer=self.settings.tokenizer)
+            log.debug("fact extraction: user %s, %d messages, %d input tokens", user_id,
+                      len(request.messages), request.tokens)
             extraction = await self._ask(request, {k.ref for k in known}, user_id)
             try:
                 applied = await in_thread_shielded(
@@ -167,7 +210,7 @@ class FactExtractor:
             response = await self.client.chat.completions.create(
                 model=self.settings.llm_model, messages=chat, temperature=0,
                 max_tokens=self.settings.extract_max_output_tokens,
-                response_format={"type": "json_object"},
+                **_json_mode(self.settings.extract_json_mode),
             )
         except openai.APIError as exc:
             log.warning("fact extraction: LLM failed for user %s: %s", user_id, exc)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import prompts
 from context.tokens import count_tokens, encode, encoding
 from store.extraction import PendingMessage
+from store.facts import CATEGORIES
 
-CATEGORIES = ("core", "technical", "project", "transient")
 MESSAGE_OVERHEAD = 4  # role and framing tokens per chat message, as providers count them
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
@@ -41,6 +41,29 @@ class Extraction:
     new_facts: list[tuple[str, str]]  # (category, fact)
     referenced: list[str]  # refs
     superseded: list[tuple[str, int]]  # (old ref, index into new_facts)
+
+
+# The answer's shape as a JSON schema, for servers that constrain output to one
+# (llama.cpp: response_format {"type": "json_object", "schema": ...}). The bounds keep
+# a small model from looping until max_tokens and cutting the JSON short.
+REPLY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "new_facts": {"type": "array", "maxItems": 12, "items": {
+            "type": "object",
+            "properties": {"category": {"enum": list(CATEGORIES)},
+                           "fact": {"type": "string", "maxLength": 160}},
+            "required": ["category", "fact"]}},
+        "referenced": {"type": "array", "maxItems": 40,
+                       "items": {"type": "string", "maxLength": 8}},
+        "superseded": {"type": "array", "maxItems": 12, "items": {
+            "type": "object",
+            "properties": {"old_id": {"type": "string", "maxLength": 8},
+                           "new_index": {"type": "integer"}},
+            "required": ["old_id", "new_index"]}},
+    },
+    "required": ["new_facts", "referenced", "superseded"],
+}
 
 
 class MalformedReply(ValueError):
@@ -75,11 +98,13 @@ def _truncate(text: str, budget: int, tokenizer: str) -> str:
 def build_request(
     known: list[KnownFact], pending: list[PendingMessage], *, budget: int, tokenizer: str
 ) -> Request:
-    """The request for the longest prefix of `pending` (at least one message) that fits."""
-    system = prompts.load("fact_extraction_system")
-    frame = prompts.load("fact_extraction_input")
-    empty = _fill(frame, known_facts="", conversation="")
-    free = budget - chat_tokens([{"content": system}, {"content": empty}], tokenizer)
+    """The request for the longest prefix of `pending` (at least one message) that fits.
+
+    One user message holds instructions and data: some chat templates (Gemma's)
+    drop system messages."""
+    template = prompts.load("fact_extraction")
+    free = budget - chat_tokens([{"content": _fill(template, known_facts="", conversation="")}],
+                                tokenizer)
     fact_lines = [f"{k.ref} [{k.category}] {k.fact}" for k in known]
     known_text = "\n".join(_take_lines(fact_lines, free // 2, tokenizer)) or "(none)"
     free -= count_tokens(known_text, tokenizer) + 1
@@ -89,8 +114,8 @@ def build_request(
         taken = [_truncate(lines[0], free, tokenizer)]
 
     def render(conversation: list[str]) -> list[dict[str, str]]:
-        user = _fill(frame, known_facts=known_text, conversation="\n".join(conversation))
-        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        text = _fill(template, known_facts=known_text, conversation="\n".join(conversation))
+        return [{"role": "user", "content": text}]
 
     chat = render(taken)
     # Per-line counts can differ from the joined text by a token or two: re-check.
@@ -106,6 +131,7 @@ def build_request(
 
 
 def repair_chat(request: Request, bad_reply: str, error: str) -> list[dict[str, str]]:
+    """The original request, the unusable answer and a note saying what was wrong."""
     note = _fill(prompts.load("fact_extraction_repair"), error=error)
     return [*request.chat, {"role": "assistant", "content": bad_reply},
             {"role": "user", "content": note}]
@@ -120,7 +146,7 @@ def repair_overhead(tokenizer: str) -> int:
 def parse_reply(text: str, known_refs: set[str]) -> Extraction:
     """The extraction in `text`. Wrong structure raises MalformedReply; single items
     that make no sense (unknown category or ref, bad index) are dropped."""
-    data = _json_object(text)
+    data = json_object(text)
     new_facts = [_new_fact(item) for item in _list(data, "new_facts")]
     new_facts = [item for item in new_facts if item is not None]
     referenced = [ref for ref in map(_ref, _list(data, "referenced")) if ref in known_refs]
@@ -134,7 +160,7 @@ def parse_reply(text: str, known_refs: set[str]) -> Extraction:
     return Extraction(new_facts, list(dict.fromkeys(referenced)), superseded)
 
 
-def _json_object(text: str) -> dict:
+def json_object(text: str) -> dict:
     body = _FENCE.sub("", (text or "").strip())
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end < start:
@@ -162,7 +188,8 @@ def _new_fact(item) -> tuple[str, str] | None:
     if not isinstance(category, str) or not isinstance(fact, str):
         return None
     category, fact = category.strip().lower(), " ".join(fact.split())
-    return (category, fact) if category in CATEGORIES and fact else None
+    has_word = any(ch.isalnum() for ch in fact)  # not "..." copied from the example
+    return (category, fact) if category in CATEGORIES and has_word else None
 
 
 def _ref(value) -> str | None:

@@ -1,6 +1,13 @@
 """The scored fact sheet: pure scoring/assembly (`_scoring`) and its generation."""
 
-from chatsvc.fact_sheet._generate import ContextFacts, context_facts, generate, sheet_json
+from chatsvc.fact_sheet._generate import (
+    ContextFacts,
+    build_entries,
+    context_facts,
+    generate,
+    save_entries,
+    sheet_json,
+)
 from chatsvc.fact_sheet._scoring import (
     CATEGORIES,
     CATEGORY_LIMITS,
@@ -27,12 +34,14 @@ __all__ = [
     "ContextFacts",
     "SheetEntry",
     "assemble",
+    "build_entries",
     "build_sheet",
     "canonical_json",
     "context_facts",
     "decay_points",
     "generate",
     "reference_scores",
+    "save_entries",
     "score_facts",
     "sheet_json",
 ]

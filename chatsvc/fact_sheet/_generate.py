@@ -12,6 +12,7 @@ from datetime import datetime
 from chatsvc.fact_sheet._scoring import (
     RECENT_EXTRACTIONS,
     Candidate,
+    SheetEntry,
     build_sheet,
     canonical_json,
 )
@@ -20,18 +21,36 @@ from store._clock import parse_iso
 from store.fact_sheets import FactSheet, FactSheets
 
 
+def build_entries(
+    sheets: FactSheets, user_id: str, *, now: datetime, exclude: frozenset[str] = frozenset()
+) -> list[SheetEntry]:
+    """The sheet for the user's live facts as of `now`, without the facts in `exclude`."""
+    inputs = sheets.inputs(user_id, records_limit=RECENT_EXTRACTIONS, now=now)
+    candidates = [Candidate(*row) for row in inputs.facts if row[0] not in exclude]
+    records = [(fact_id, parse_iso(at)) for fact_id, at in inputs.records]
+    return build_sheet(candidates, records, now)
+
+
+def save_entries(
+    sheets: FactSheets,
+    user_id: str,
+    entries: list[SheetEntry],
+    *,
+    now: datetime,
+    dedup_log: list[str] | None = None,
+) -> FactSheet:
+    """Save the sheet (canonical JSON) and apply retention."""
+    return sheets.save(
+        user_id, facts_json=canonical_json(entries), fact_count=len(entries),
+        dedup_log=None if dedup_log is None else json.dumps(dedup_log), now=now,
+    )
+
+
 def generate(sheets: FactSheets, user_id: str, *, now: datetime) -> FactSheet:
-    """Score the user's active facts as of `now`, save the sheet, apply retention.
+    """Score the user's live facts as of `now`, save the sheet, apply retention.
     Replicas generating the same user's sheet take turns (the database's job lock)."""
     with sheets.db.job_lock("fact_sheet", user_id, wait=True):
-        inputs = sheets.inputs(user_id, records_limit=RECENT_EXTRACTIONS, now=now)
-        candidates = [Candidate(*row) for row in inputs.facts]
-        records = [(fact_id, parse_iso(at)) for fact_id, at in inputs.records]
-        entries = build_sheet(candidates, records, now)
-        return sheets.save(
-            user_id, facts_json=canonical_json(entries), fact_count=len(entries),
-            dedup_log=None, now=now,
-        )
+        return save_entries(sheets, user_id, build_entries(sheets, user_id, now=now), now=now)
 
 
 def sheet_json(sheet: FactSheet | None) -> dict:

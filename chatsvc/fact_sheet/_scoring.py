@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
-CATEGORIES = ("core", "technical", "project", "transient")
+from store.facts import CATEGORIES  # also the sheet order
+
 CATEGORY_WEIGHTS = {"core": 10, "technical": 6, "project": 4, "transient": 2}
 # category -> (guaranteed minimum, cap)
 CATEGORY_LIMITS = {"core": (5, 30), "technical": (3, 25), "project": (3, 25), "transient": (20, 40)}

@@ -7,6 +7,9 @@ import re
 from litestar.exceptions import ValidationException
 
 SOURCE_TYPE = re.compile(r"^[a-z0-9_-]{1,32}$")
+# C0 controls and DEL, but tab, newline and carriage return: never meaningful in
+# text a person wrote, and NUL truncates strings in C consumers downstream.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def bad(field: str, message: str) -> ValidationException:
@@ -22,6 +25,13 @@ def text(field: str, value: object, *, max_chars: int, required: bool = True) ->
         raise bad(field, "must not be empty")
     if len(value) > max_chars:
         raise bad(field, f"must be at most {max_chars} characters")
+    return plain(field, value)
+
+
+def plain(field: str, value: str) -> str:
+    """`value` unless it holds control characters (tab, CR and LF are fine)."""
+    if CONTROL.search(value):
+        raise bad(field, "must not contain control characters (NUL, ESC, ...)")
     return value
 
 

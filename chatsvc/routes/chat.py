@@ -16,6 +16,8 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from chatsvc._errors_http import error_response
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._turn import Turn
+from chatsvc.routes import _validate as check
+from chatsvc.routes._openapi import StreamingOperation
 
 log = logging.getLogger("chatsvc.chat")
 
@@ -42,7 +44,7 @@ def check_message(text: str, limit: int, field: str = "message") -> str:
         raise invalid(field, "must not be empty")
     if len(text) > limit:
         raise invalid(field, f"longer than {limit} characters")
-    return text
+    return check.plain(field, text)
 
 
 def sse(event: str, payload: dict) -> ServerSentEvent:
@@ -68,9 +70,10 @@ def _meta(turn: Turn) -> dict:
     }
 
 
-def server_timing(prepared) -> dict[str, str]:
-    """A Server-Timing header with where the turn's preparation went (ms)."""
-    parts = [f"{name};dur={seconds * 1000:.2f}" for name, seconds in prepared.timings.items()]
+def server_timing(turn: Turn) -> dict[str, str]:
+    """A Server-Timing header: where the turn's time went before the upstream call (ms)."""
+    timings = {**turn.prepared.timings, "to_upstream": turn.to_upstream()}
+    parts = [f"{name};dur={seconds * 1000:.2f}" for name, seconds in timings.items()]
     return {"Server-Timing": ", ".join(parts)}
 
 
@@ -99,7 +102,8 @@ async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent]:
         yield sse("error", {"code": outcome.error_code, "message": outcome.error_message})
 
 
-@post("/api/chat", summary="Chat (SSE stream or JSON)", tags=["chat"], status_code=200)
+@post("/api/chat", summary="Chat (SSE stream or JSON)", tags=["chat"], status_code=200,
+      operation_class=StreamingOperation)
 async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
     services = request.app.state.services
     message = check_message(data.message, services.settings.max_message_chars)
@@ -118,7 +122,7 @@ async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
             "message_id": turn.reply_id,
         })
     return Response({**_meta(turn), "content": content, "usage": _usage(turn)},
-                    headers=server_timing(turn.prepared))
+                    headers=server_timing(turn))
 
 
 @get("/api/conversations", summary="The caller's conversations", tags=["chat"])

@@ -3,8 +3,7 @@
 from litestar import Request, get, post
 
 from chatsvc._threads import in_thread
-from chatsvc.fact_sheet import generate, sheet_json
-from store._clock import utc_now
+from chatsvc.fact_sheet import sheet_json
 
 
 @get("/api/fact-sheet", summary="The caller's latest fact sheet", tags=["facts"])
@@ -16,5 +15,5 @@ async def latest_sheet(request: Request) -> dict:
 @post("/api/fact-sheet/generate", summary="Regenerate the caller's fact sheet now",
       tags=["facts"], status_code=201)
 async def generate_sheet(request: Request) -> dict:
-    sheets = request.app.state.services.fact_sheets
-    return sheet_json(await in_thread(generate, sheets, request.user.id, now=utc_now()))
+    extractor = request.app.state.services.extractor
+    return sheet_json(await extractor.regenerate_sheet(request.user.id))

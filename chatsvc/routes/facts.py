@@ -14,10 +14,12 @@ from litestar.exceptions import ValidationException
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from chatsvc._threads import in_thread
+from chatsvc.routes import _validate as check
 from store.facts import Fact
 
 LIST_MAX = 200
 SEARCH_MAX = 50
+MAX_OFFSET = 10**9  # beyond it SQLite's 64-bit integers overflow (was a 500)
 
 
 @dataclass
@@ -52,7 +54,7 @@ async def list_facts(
     request: Request,
     category: FromQuery[str | None] = None,
     limit: FromQuery[int] = 50,
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict:
     facts, total = await in_thread(
         _service(request).store.list, request.user.id, category=category,
@@ -63,6 +65,7 @@ async def list_facts(
 
 @post("/api/facts", summary="Save a fact", tags=["facts"])
 async def create_fact(request: Request, data: JSONBody[NewFact]) -> dict:
+    check.plain("fact", data.fact)
     fact = await _service(request).create(request.user.id, category=data.category,
                                           fact=data.fact)
     return fact_json(fact)
@@ -101,6 +104,8 @@ async def update_fact(
 ) -> dict:
     if data.category is None and data.fact is None:
         raise _bad("category", "send category and/or fact")
+    if data.fact is not None:
+        check.plain("fact", data.fact)
     fact = await _service(request).update(request.user.id, fact_id, category=data.category,
                                           fact=data.fact)
     return fact_json(fact)

@@ -18,6 +18,7 @@ from chatsvc.memory import (
     memory_injection,
     update_memory,
 )
+from chatsvc.routes import _validate as check
 from context.memory import baseline_order
 from store import Memory
 
@@ -46,6 +47,8 @@ def _fields(data: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
             raise ValidationException(f"{key}: unknown field; allowed: {', '.join(allowed)}")
         if not isinstance(value, str) and not (value is None and key in _NULLABLE):
             raise ValidationException(f"{key}: must be a string")
+        if isinstance(value, str):
+            check.plain(key, value)
     return data
 
 

@@ -21,6 +21,7 @@ from sse_starlette import ServerSentEvent
 from chatsvc._errors_http import error_response
 from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import Relay
+from chatsvc.routes._openapi import OpenAIStreamingOperation
 from chatsvc.routes.chat import check_message, event_stream, invalid
 from context import Message
 from store._clock import new_id
@@ -102,7 +103,7 @@ async def _stream(relay: Relay, ident: str, model: str,
 
 
 @post("/v1/chat/completions", summary="OpenAI-compatible chat", tags=["openai"],
-      status_code=200)
+      status_code=200, operation_class=OpenAIStreamingOperation)
 async def chat_completions(request: Request, data: JSONBody[dict]) -> ASGIApp:
     services = request.app.state.services
     settings = services.settings

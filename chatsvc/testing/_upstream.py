@@ -34,6 +34,8 @@ class Reply:
     cut_after=N closes the connection after N content chunks (no terminator).
     hang=True accepts the request and never answers (until the server stops).
     chunk_delay sleeps before every chunk (slow tokens).
+    stamp=True appends "@<time.monotonic()>;" to every chunk as it is sent, so a
+    load benchmark on the same machine can measure each token's delivery latency.
     """
 
     chunks: list[str] = field(default_factory=lambda: ["ok"])
@@ -44,6 +46,7 @@ class Reply:
     hang: bool = False
     finish_reason: str = "stop"
     report_cached_tokens: bool = True
+    stamp: bool = False
 
     @property
     def content(self) -> str:
@@ -115,8 +118,7 @@ class ScriptedUpstream:
 
     def start(self) -> ScriptedUpstream:
         handler = type("Handler", (_Handler,), {"upstream": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), handler)
         # A short poll interval: stop() waits for the loop to notice (default 0.5 s).
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -136,6 +138,11 @@ class ScriptedUpstream:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # the default backlog of 5 drops connects under load tests
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -208,6 +215,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if reply.chunk_delay:
                 time.sleep(reply.chunk_delay)
+            if reply.stamp:
+                piece = f"{piece}@{time.monotonic():.6f};"
             self._event(_chunk({"content": piece}, None))
         self._event(_chunk({}, reply.finish_reason))
         if usage is not None:

@@ -1,10 +1,10 @@
-"""Knowledge on PostgreSQL: `store.knowledge.Knowledge` with tsvector keyword search and
-pgvector semantic search; `hybrid` (the RRF merge) is inherited unchanged."""
+"""Knowledge on PostgreSQL: `store.knowledge.Knowledge` with tsvector keyword ranking and
+pgvector semantic ranking; keyword/semantic/hybrid (the RRF merge) are inherited."""
 
 from __future__ import annotations
 
 from store import _fts
-from store.knowledge import _HIT_COLUMNS, _VISIBLE, Hit, Knowledge, _hit
+from store.knowledge import _VISIBLE, Knowledge
 from store.pg._vector import vector
 
 # Typed: the vector queries bind server-side, where a bare `$1 IS NULL` has no type.
@@ -12,42 +12,41 @@ _OF_TYPE = "(:type::text IS NULL OR e.source_type = :type)"
 
 
 class PgKnowledge(Knowledge):
-    def keyword(
-        self, query: str, *, viewer_id: str, source_type: str | None = None, limit: int = 10
-    ) -> list[Hit]:
-        """ts_rank_cd over the caller's and shared chunks; the query is reduced to terms
-        (words, CJK bigrams) OR-ed together, so no user text reaches tsquery syntax."""
+    def _keyword_ranking(self, query, viewer_id, source_type, limit) -> list[tuple[str, float]]:
+        """(chunk id, ts_rank_cd) best first over the caller's and shared chunks. The
+        query is reduced to terms (words, CJK bigrams) OR-ed together, so no user text
+        reaches tsquery syntax."""
         terms = _fts.query_terms(query)
         if not terms:
             return []
         rows = self.db.connection().execute(
-            f"SELECT {_HIT_COLUMNS}, ts_rank_cd(f.tsv, q) AS rank "
+            "SELECT c.id, ts_rank_cd(f.tsv, q) AS rank "
             "FROM to_tsquery('english', :q) AS q CROSS JOIN knowledge_fts f "
             "JOIN knowledge_chunks c ON c.seq = f.rowid "
             "JOIN knowledge_entries e ON e.id = c.entry_id "
             f"WHERE f.tsv @@ q AND {_VISIBLE} AND {_OF_TYPE} "
-            "ORDER BY rank DESC, c.id LIMIT :limit",
+            "ORDER BY rank DESC, c.seq LIMIT :limit",
             {"q": " | ".join(terms), "viewer": viewer_id, "type": source_type, "limit": limit},
         ).fetchall()
-        return [_hit(row, float(row["rank"])) for row in rows]
+        return [(row[0], float(row[1])) for row in rows]
 
-    def semantic(
-        self, query, *, viewer_id: str, source_type: str | None = None, limit: int = 10
-    ) -> list[Hit]:
-        """HNSW KNN with visibility and type filters inside the scan."""
+    def _semantic_ranking(self, query, viewer_id, source_type, limit) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) best first: HNSW KNN with the visibility and
+        type filters inside the scan."""
         conn = self.db.require_vectors()
         rows = conn.bound_cursor().execute(
-            "WITH knn AS MATERIALIZED (SELECT v.chunk_id, v.embedding <=> :vec AS "
-            "distance FROM chunk_vec v JOIN knowledge_chunks c ON c.id = v.chunk_id "
+            "SELECT v.chunk_id, v.embedding <=> :vec AS distance FROM chunk_vec v "
+            "JOIN knowledge_chunks c ON c.id = v.chunk_id "
             f"JOIN knowledge_entries e ON e.id = c.entry_id WHERE {_VISIBLE} AND {_OF_TYPE} "
-            "ORDER BY distance LIMIT :limit) "
-            f"SELECT {_HIT_COLUMNS}, knn.distance FROM knn "
-            "JOIN knowledge_chunks c ON c.id = knn.chunk_id "
-            "JOIN knowledge_entries e ON e.id = c.entry_id ORDER BY knn.distance, c.id",
+            "ORDER BY distance LIMIT :limit",
             {"vec": vector(query, self.db.embed_dim), "viewer": viewer_id,
              "type": source_type, "limit": max(1, limit)},
         ).fetchall()
-        return [_hit(row, 1.0 - float(row["distance"])) for row in rows]
+        # relaxed_order scans may return near-ties out of order: sort exactly.
+        return sorted(((row[0], 1.0 - float(row[1])) for row in rows), key=lambda r: -r[1])
+
+    def _changed(self, conn, removed, rows) -> None:
+        """No in-memory snapshot to keep current: every search reads the index."""
 
     def save_embeddings(self, items) -> None:
         self.db.require_vectors()

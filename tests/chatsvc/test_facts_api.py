@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+import asyncio
 
-from chatsvc import Services
+import pytest
+from litestar.testing import TestClient
+
+from chatsvc import Services, create_app
 from chatsvc.embeddings import OllamaEmbedder
+from chatsvc.reindex import backfill
+from store import Database
 
 ENGLISH_DISTRACTORS = [
     "Prefers dark roast coffee without sugar", "Has two cats named Miso and Tofu",
@@ -41,9 +46,6 @@ def add(client, headers, fact, category="core"):
 
 def seed(services, user_id, facts):
     """Many facts at once: stored, then embedded in one batch (as backfill does)."""
-    import asyncio
-
-    from chatsvc.reindex import backfill
 
     for fact in facts:
         services.facts.create(user_id, category="core", fact=fact)
@@ -156,22 +158,14 @@ def test_patch_needs_a_field_and_search_limits_are_clamped(client, services, ali
 @pytest.fixture
 def down_client(settings):
     """The app with an embedder that is down (nothing listens on port 9)."""
-    from litestar.testing import TestClient
-
-    from chatsvc import create_app
-
     embedder = OllamaEmbedder("http://127.0.0.1:9", model="multilingual-e5-small", dim=384)
     services = Services.open(settings, embedder=embedder)
     with TestClient(create_app(services=services)) as client:
         yield client, services
-    services.db.close()
+    asyncio.run(services.aclose())
 
 
 def test_embeddings_down_saves_without_vector_and_search_is_503(down_client, local_embedder):
-    import asyncio
-
-    from chatsvc.reindex import backfill
-
     client, services = down_client
     _, token = services.users.add("carol")
     headers = {"Authorization": f"Bearer {token}"}
@@ -191,12 +185,7 @@ def test_embeddings_down_saves_without_vector_and_search_is_503(down_client, loc
     assert asyncio.run(backfill(services.facts, local_embedder)) == 0  # idempotent
 
 
-def test_dimension_conflict_degrades_with_a_reason(tmp_path, settings, local_embedder):
-    from litestar.testing import TestClient
-
-    from chatsvc import create_app
-    from store import Database
-
+def test_dimension_conflict_degrades_with_a_reason(settings, local_embedder):
     Database(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
     services = Services.open(settings, embedder=local_embedder)
     try:

@@ -166,3 +166,39 @@ def test_a_write_from_another_process_refreshes_the_vector_snapshot(db, open_db,
     _add(stores_for(other).knowledge, text="written elsewhere", vector_seed=4)
     other.close()
     assert [h.text for h in reader.semantic(_vec(4), viewer_id=alice.id)] == ["written elsewhere"]
+
+
+def test_saving_a_vector_again_replaces_it(knowledge, people):
+    alice, _ = people
+    saved = _add(knowledge, text="re-embedded", vector_seed=1)
+    knowledge.save_embeddings([(saved.jobs[0], _vec(2))])
+    hits = knowledge.semantic(_vec(2), viewer_id=alice.id)
+    assert len(hits) == 1 and hits[0].score == pytest.approx(1.0, abs=1e-3)
+
+
+def test_keyword_filter_holds_when_the_overfetch_window_is_all_filtered_out(
+    knowledge, people, monkeypatch
+):
+    alice, bob = people
+    monkeypatch.setattr("store.knowledge.KEYWORD_OVERFETCH", 2)
+    for i in range(6):  # better BM25 matches, all invisible to alice or of another type
+        _add(knowledge, owner=bob.id, title="x", text=f"deploy deploy deploy {i}")
+        _add(knowledge, title="y", text=f"deploy deploy {i}", source_type="code")
+    _add(knowledge, title="z", text="deploy notes with many other words in it")
+    hits = knowledge.keyword("deploy", viewer_id=alice.id, source_type="document", limit=1)
+    assert [h.title for h in hits] == ["z"]
+
+
+def test_in_process_writes_patch_the_snapshot(knowledge, people):
+    alice, _ = people
+    first = _add(knowledge, text="first", vector_seed=1)
+    assert len(knowledge.semantic(_vec(1), viewer_id=alice.id)) == 1
+    snapshot = knowledge._snapshot
+    _add(knowledge, owner=alice.id, text="second", vector_seed=2, source_type="note")
+    assert knowledge._snapshot is not snapshot and len(knowledge._snapshot.ids) == 2
+    assert [h.text for h in knowledge.semantic(_vec(2), viewer_id=alice.id, source_type="note",
+                                               limit=1)] == ["second"]
+    knowledge.delete(first.entry.id)
+    assert knowledge._snapshot.ids == [h.chunk_id for h in knowledge.semantic(
+        _vec(2), viewer_id=alice.id)]
+    knowledge.save_embeddings([])  # nothing to do

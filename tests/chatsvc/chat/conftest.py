@@ -40,29 +40,30 @@ def chat(client, headers, message: str, conversation_id: str | None = None):
     return read_events(client, headers, body)
 
 
-def seed_user_data(client, headers, admin_headers=None, *, document: bool = False) -> None:
+def seed_user_data(client, headers, *, document: bool = False) -> None:
     """Real data through the real routes: facts, a fact sheet, memory, optionally a
-    knowledge document, and published posts when an admin is given."""
+    knowledge document."""
     for category, fact in [("core", "Lives in Lisbon with a cat called Miso"),
                            ("technical", "Writes Python and SQLite code every day"),
                            ("project", "Is building chatsvc, a streaming chat backend")]:
         assert client.post("/api/facts", json={"category": category, "fact": fact},
                            headers=headers).status_code == 201
     assert client.post("/api/fact-sheet/generate", headers=headers).status_code == 201
-    for content, kind in [("Answer briefly, in plain words", "preference"),
-                          ("Prefers tea over coffee in the afternoon", "note")]:
-        assert client.post("/api/memory", json={"content": content, "type": kind,
-                                                "scope": "global"},
-                           headers=headers).status_code == 201
+    memory = {"content": "Answer briefly, in plain words", "type": "preference",
+              "scope": "global"}
+    assert client.post("/api/memory", json=memory, headers=headers).status_code == 201
     if document:
         doc = {"title": "Deploy notes",
                "content": "chatsvc is deployed with uvicorn behind nginx."}
         assert client.post("/api/knowledge/documents", json=doc,
                            headers=headers).status_code == 201
-    for i in range(4 if admin_headers else 0):
-        post = {"title": f"Post {i}", "content": f"Body of post {i}.",
-                "excerpt": f"Excerpt {i}", "published": True}
-        assert client.post("/api/posts", json=post, headers=admin_headers).status_code == 201
+
+
+def publish_posts(services, count: int = 4) -> None:
+    """Published posts straight into the store (the fallback reads only the store)."""
+    for i in range(count):
+        services.posts.create(author_id=None, title=f"Post {i}", content=f"Body {i}.",
+                              excerpt=f"Excerpt {i}", published=True)
 
 
 @pytest.fixture

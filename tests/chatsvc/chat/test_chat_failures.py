@@ -6,7 +6,7 @@ import pytest
 
 from chatsvc import Services
 from chatsvc.testing import Reply
-from tests.chatsvc.chat.conftest import chat, seed_user_data
+from tests.chatsvc.chat.conftest import chat, publish_posts, seed_user_data
 
 
 def stored(client, headers, conversation_id):
@@ -133,11 +133,12 @@ def test_conversations_are_private(client, alice, bob, upstream):
 
 
 def test_fallback_when_embeddings_fail_keeps_the_prefix(
-    client, alice, admin, upstream, services, monkeypatch
+    client, alice, upstream, services, monkeypatch
 ):
     from chatsvc.embeddings import OllamaEmbedder
 
-    seed_user_data(client, alice[1], admin[1])
+    seed_user_data(client, alice[1])
+    publish_posts(services)
     first = chat(client, alice[1], "Where do I live?")
     assert first[0][1]["mode"] == "rag"
     closed = OllamaEmbedder("http://127.0.0.1:9", model=services.embedder.model,
@@ -192,15 +193,9 @@ def _fallback_turn(services, upstream, reason):
     from chatsvc import create_app
 
     _, token = services.users.add("carol")
-    _, admin_token = services.users.add("root", admin=True)
     headers = {"Authorization": f"Bearer {token}"}
+    publish_posts(services)
     with TestClient(create_app(services=services)) as client:
-        for i in range(4):
-            post = {"title": f"Post {i}", "content": f"Body {i}.", "excerpt": f"Excerpt {i}",
-                    "published": True}
-            response = client.post("/api/posts", json=post,
-                                   headers={"Authorization": f"Bearer {admin_token}"})
-            assert response.status_code == 201
         upstream.script(Reply(chunks=["still ", "answering"]))
         events = chat(client, headers, "What is new on the blog?")
     meta = events[0][1]
@@ -211,3 +206,16 @@ def _fallback_turn(services, upstream, reason):
     block = upstream.requests[-1].body["messages"][1]["content"]
     assert block.startswith("RECENT POSTS") and "[Post 1]\nExcerpt 1" in block
     assert "Post 0" not in block
+
+
+def test_overall_timeout_ends_the_turn_and_keeps_the_partial(
+    client, alice, upstream, services, monkeypatch
+):
+    monkeypatch.setattr(services, "settings",
+                        services.settings.with_overrides(llm_timeout_seconds=0.6))
+    upstream.script(Reply(chunks=["a", "b", "c"], chunk_delay=0.4))
+    events = chat(client, alice[1], "slow")
+    assert [kind for kind, _ in events] == ["meta", "delta", "error"]
+    assert events[-1][1]["code"] == "timeout"
+    assert stored(client, alice[1], events[0][1]["conversation_id"]) == [
+        ("user", "slow", "complete"), ("assistant", "a", "error")]

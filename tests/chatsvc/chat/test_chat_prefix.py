@@ -4,6 +4,7 @@ history without per-message blocks, snapshot pinning."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -35,7 +36,7 @@ def run_conversation(client, headers, upstream, questions):
 
 
 def test_ten_turns_keep_the_stable_prefix_byte_identical(client, alice, upstream):
-    seed_user_data(client, alice[1])
+    seed_user_data(client, alice[1], document=True)
     _, metas, dones = run_conversation(client, alice[1], upstream, QUESTIONS)
     bodies = [r.body for r in upstream.requests]
     assert len(bodies) == 10
@@ -46,6 +47,12 @@ def test_ten_turns_keep_the_stable_prefix_byte_identical(client, alice, upstream
     assert "USER MEMORY" in system and "Answer briefly" in system
     assert {m["prefix_hash"] for m in metas} == {metas[0]["prefix_hash"]}
     assert all(m["mode"] == "rag" and m["degraded_reason"] is None for m in metas)
+    # "How is chatsvc deployed?": the sources name what the block holds.
+    kinds = {s["type"] for s in metas[4]["sources"]}
+    assert {"fact", "chunk"} <= kinds
+    chunk = next(s for s in metas[4]["sources"] if s["type"] == "chunk")
+    assert chunk["title"] == "Deploy notes" and "score" in chunk
+    assert "[Deploy notes] chatsvc is deployed" in bodies[4]["messages"][1]["content"]
     # The scripted upstream caches the longest common prefix: at least the system message.
     assert all(d["usage"]["cached_tokens"] > 200 for d in dones[1:])
 
@@ -65,19 +72,6 @@ def test_ten_turns_keep_the_stable_prefix_byte_identical(client, alice, upstream
         assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
 
 
-def test_sources_name_the_facts_memories_and_chunks_found(client, alice, upstream):
-    seed_user_data(client, alice[1], document=True)
-    events = chat(client, alice[1], "How is chatsvc deployed with nginx?")
-    sources = events[0][1]["sources"]
-    kinds = {s["type"] for s in sources}
-    assert {"fact", "chunk"} <= kinds
-    chunk = next(s for s in sources if s["type"] == "chunk")
-    assert chunk["title"] == "Deploy notes" and "score" in chunk
-    block = upstream.requests[0].body["messages"][1]["content"]
-    assert "(last extracted:" in block or "[project] Is building chatsvc" in block
-    assert "untrusted data" in block
-
-
 @pytest.fixture
 def before_last_user(monkeypatch):
     monkeypatch.setenv("CHATSVC_CONTEXT_STRATEGY", "before_last_user")
@@ -87,7 +81,7 @@ def test_before_last_user_places_the_block_before_the_current_message(
     before_last_user, client, alice, upstream
 ):
     seed_user_data(client, alice[1])
-    _, _, dones = run_conversation(client, alice[1], upstream, QUESTIONS[:4])
+    _, _, dones = run_conversation(client, alice[1], upstream, QUESTIONS[:3])
     bodies = [r.body["messages"] for r in upstream.requests]
     assert len({canonical(m[:1]) for m in bodies}) == 1
     for turn, messages in enumerate(bodies):
@@ -98,7 +92,7 @@ def test_before_last_user_places_the_block_before_the_current_message(
         assert all(HEADER not in m["content"] for m in messages[:-3])
     # History now sits inside the cached prefix: the cached part grows turn by turn.
     cached = [d["usage"]["cached_tokens"] for d in dones]
-    assert cached[1] < cached[2] < cached[3]
+    assert 0 < cached[1] < cached[2]
 
 
 def test_snapshot_is_pinned_until_its_ttl(monkeypatch, client, alice, upstream, services):
@@ -111,25 +105,16 @@ def test_snapshot_is_pinned_until_its_ttl(monkeypatch, client, alice, upstream, 
     second = chat(client, alice[1], "again", first["conversation_id"])[0][1]
     assert second["prefix_hash"] == first["prefix_hash"]
     assert "Speaks Portuguese" not in upstream.requests[1].body["messages"][0]["content"]
-    # ...while a new conversation sees the new sheet.
+    stored = json.loads(services.chats.get(alice[0].id, first["conversation_id"]).snapshot)
+    assert stored["fact_sheet_id"] and stored["memory_version"]
+    # ...while a new conversation sees the new sheet...
     fresh = chat(client, alice[1], "new conversation")[0][1]
     assert fresh["prefix_hash"] != first["prefix_hash"]
     assert "Speaks Portuguese" in upstream.requests[2].body["messages"][0]["content"]
-    stored = services.chats.get(alice[0].id, first["conversation_id"]).snapshot
-    assert json.loads(stored)["fact_sheet_id"] is not None
-
-
-def test_expired_snapshot_is_taken_again(monkeypatch, client, alice, upstream, services):
-    import time
-
-    seed_user_data(client, alice[1])
+    # ...and so does the first one once its snapshot is older than the TTL.
     monkeypatch.setattr(services, "settings",
-                        services.settings.with_overrides(snapshot_ttl_seconds=0.3))
-    first = chat(client, alice[1], "hello")[0][1]
-    client.post("/api/facts", json={"category": "core", "fact": "Speaks Portuguese"},
-                headers=alice[1])
-    client.post("/api/fact-sheet/generate", headers=alice[1])
-    time.sleep(0.35)
-    second = chat(client, alice[1], "again", first["conversation_id"])[0][1]
-    assert second["prefix_hash"] != first["prefix_hash"]
-    assert "Speaks Portuguese" in upstream.requests[1].body["messages"][0]["content"]
+                        services.settings.with_overrides(snapshot_ttl_seconds=0.2))
+    time.sleep(0.25)
+    third = chat(client, alice[1], "and now?", first["conversation_id"])[0][1]
+    assert third["prefix_hash"] != first["prefix_hash"]
+    assert "Speaks Portuguese" in upstream.requests[3].body["messages"][0]["content"]

@@ -7,7 +7,7 @@ import asyncio
 from chatsvc import Services
 from chatsvc.cli import main
 from chatsvc.reindex import backfill
-from store import Database
+from store import ChunkIn, Database
 
 
 def _facts_without_vectors(settings, local_embedder, texts):
@@ -33,18 +33,30 @@ def test_embed_facts_backfills_once_and_is_idempotent(settings, local_embedder, 
     services.db.close()
 
 
-def test_reindex_clears_a_dimension_conflict(settings, local_embedder, capsys):
+def test_reindex_clears_a_dimension_conflict_for_every_store(settings, local_embedder, capsys):
     Database(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
     user = _facts_without_vectors(settings, local_embedder,
                                   ["Erin keeps bees", "Erin speaks Welsh"])
+    services = Services.open(settings, embedder=local_embedder)
+    services.memories.create(user.id, type="preference", scope="global",
+                             content="Answer in short sentences")
+    services.knowledge.knowledge.save(owner_id=None, title="Bees", content="Hives need care.",
+                                      source_type="document",
+                                      chunks=[ChunkIn("Hives need care.", "en")])
+    services.db.close()
     assert main(["embed-facts"]) == 1
     assert "CONFLICT" in capsys.readouterr().err
     assert main(["reindex"]) == 0
-    assert "facts: embedded 2 rows in 1 batch" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "facts: embedded 2 rows in 1 batch" in out
+    assert "memory: embedded 1 row in 1 batch" in out  # every registered store
+    assert "knowledge: embedded 1 row in 1 batch" in out
 
     services = Services.open(settings, embedder=local_embedder)
     try:
         assert services.db.vector_state.ok
+        assert services.memories.unembedded(limit=10) == []
+        assert services.knowledge.knowledge.unembedded(limit=10) == []
         hits = asyncio.run(services.fact_service.search(user.id, "honey and hives"))
         assert hits[0].fact.fact == "Erin keeps bees"
     finally:

@@ -1,0 +1,43 @@
+"""The built-in console: GET / (the page) and /static/... (its CSS, JS and icon).
+
+Everything is served from the package; the page talks to the JSON API with the
+bearer token the user pastes in (kept in the tab's sessionStorage), so these
+routes need no auth themselves (see PUBLIC_PATHS in chatsvc._auth).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from litestar import get
+from litestar.datastructures import CacheControlHeader
+from litestar.response import File
+from litestar.static_files import create_static_files_router
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+
+# Only our own files may run or be fetched: no inline script, no third-party origin.
+CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+# The page is tiny: always revalidate so a deploy is seen on the next load.
+_REVALIDATE = CacheControlHeader(no_cache=True)
+
+
+@get("/", include_in_schema=False, cache_control=_REVALIDATE)
+async def console_page() -> File:
+    return File(
+        STATIC_DIR / "index.html",
+        content_disposition_type="inline",
+        media_type="text/html; charset=utf-8",
+        headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"},
+    )
+
+
+static_files = create_static_files_router(
+    path="/static", directories=[STATIC_DIR], cache_control=_REVALIDATE,
+    include_in_schema=False,
+)
+
+ROUTES = [console_page, static_files]

@@ -1,0 +1,59 @@
+// The JSON API client: bearer token from sessionStorage, Litestar error details.
+
+const TOKEN_KEY = 'chatsvc.token';
+
+export const token = {
+  get: () => sessionStorage.getItem(TOKEN_KEY),
+  set: (value) => sessionStorage.setItem(TOKEN_KEY, value),
+  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail || `HTTP ${status}`);
+    this.status = status;
+  }
+}
+
+function url(path, query) {
+  const target = new URL(path, window.location.origin);
+  for (const [key, value] of Object.entries(query || {})) {
+    if (value !== null && value !== undefined && value !== '') target.searchParams.set(key, value);
+  }
+  return target;
+}
+
+async function errorFrom(response) {
+  let detail = '';
+  try {
+    const body = await response.json();
+    detail = body.detail || body.error?.message || '';
+  } catch {
+    detail = response.statusText;
+  }
+  if (response.status === 401) window.dispatchEvent(new CustomEvent('chatsvc:unauthorized'));
+  return new ApiError(response.status, detail);
+}
+
+/** Fetch `path`; resolve with the parsed JSON (null for 204), reject with ApiError. */
+export async function request(path, { method = 'GET', query, body, signal, raw = false } = {}) {
+  const headers = { Authorization: `Bearer ${token.get()}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(url(path, query), {
+    method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw await errorFrom(response);
+  if (raw) return response;
+  return response.status === 204 ? null : response.json();
+}
+
+export const get = (path, query, signal) => request(path, { query, signal });
+export const post = (path, body, signal) => request(path, { method: 'POST', body, signal });
+export const del = (path) => request(path, { method: 'DELETE' });
+
+/** A message for the user; aborted requests say nothing. */
+export function describe(error) {
+  if (error?.name === 'AbortError') return '';
+  if (error instanceof ApiError) return `${error.message} (HTTP ${error.status})`;
+  return `Network error: ${error?.message || error}`;
+}

@@ -1,0 +1,211 @@
+// Chat tab: streamed answers (POST /api/chat read as SSE), sources, conversations.
+
+import * as api from './api.js';
+import { $, badge, h, say, timeEl } from './dom.js';
+import { readEvents } from './sse.js';
+
+let conversationId = null;
+let controller = null; // the in-flight turn's AbortController
+
+export function init() {
+  $('chat-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    send();
+  });
+  $('chat-input').addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $('chat-form').requestSubmit();
+    }
+  });
+  $('chat-stop').addEventListener('click', () => controller?.abort());
+  $('chat-new').addEventListener('click', () => {
+    conversationId = null;
+    $('transcript').replaceChildren();
+    markActive();
+    $('chat-input').focus();
+  });
+}
+
+export function show() {
+  loadConversations();
+}
+
+function bubble(role, text = '') {
+  const content = h('div', { class: 'content' }, text);
+  const el = h('article', { class: `msg msg-${role}`, 'aria-label': role === 'user' ? 'You' : 'Assistant' },
+    h('header', { class: 'msg-head' }, h('strong', {}, role === 'user' ? 'You' : 'Assistant')),
+    content);
+  $('transcript').append(el);
+  return { el, head: el.firstChild, content };
+}
+
+function scrollDown() {
+  const log = $('transcript');
+  log.scrollTop = log.scrollHeight;
+}
+
+function sourceItem(source) {
+  const measure = source.distance !== undefined && source.distance !== null
+    ? `distance ${Number(source.distance).toFixed(3)}`
+    : source.score !== undefined && source.score !== null ? `score ${Number(source.score).toFixed(3)}` : '';
+  return h('li', { 'data-type': source.type, 'data-id': source.id },
+    badge(source.type), ' ', h('span', { class: 'source-name' }, source.title || source.id),
+    measure && h('span', { class: 'muted' }, ` · ${measure}`));
+}
+
+function showMeta(answer, meta) {
+  conversationId = meta.conversation_id;
+  answer.el.dataset.messageId = meta.message_id;
+  answer.el.dataset.mode = meta.mode;
+  const mode = badge(meta.mode === 'fallback' ? 'fallback' : meta.mode, meta.mode);
+  if (meta.degraded_reason) mode.title = meta.degraded_reason;
+  answer.head.append(' ', mode);
+  if (meta.mode === 'fallback') {
+    answer.el.append(h('p', { class: 'notice' },
+      'Answered from recent posts: retrieval is unavailable',
+      meta.degraded_reason ? ` (${meta.degraded_reason})` : '', '.'));
+  }
+  const sources = meta.sources || [];
+  const region = h('section', { class: 'sources', 'aria-label': 'Sources' },
+    h('h4', {}, `Sources (${sources.length})`),
+    sources.length ? h('ul', {}, sources.map(sourceItem)) : h('p', { class: 'muted' }, 'none'));
+  answer.el.append(region);
+  nameSources(region, sources);
+}
+
+// Fact and memory sources carry only ids: show their text, looked up in the lists.
+const LOOKUPS = {
+  fact: ['/api/facts', { limit: 200 }, (body) => body.facts.map((f) => [f.id, f.fact])],
+  memory: ['/api/memory', {}, (body) => body.memories.map((m) => [m.id, m.content])],
+};
+
+async function nameSources(region, sources) {
+  for (const [type, [path, query, pairs]] of Object.entries(LOOKUPS)) {
+    if (!sources.some((s) => s.type === type && !s.title)) continue;
+    try {
+      const names = new Map(pairs(await api.get(path, query)));
+      for (const item of region.querySelectorAll(`li[data-type="${type}"]`)) {
+        const name = names.get(item.dataset.id);
+        if (name) item.querySelector('.source-name').textContent = name;
+      }
+    } catch {
+      // The ids stay on screen; the answer itself is unaffected.
+    }
+  }
+}
+
+function showDone(answer, done) {
+  const usage = done.usage || {};
+  const parts = [`finish: ${done.finish_reason ?? 'n/a'}`];
+  if (usage.prompt_tokens !== null && usage.prompt_tokens !== undefined) {
+    parts.push(`${usage.prompt_tokens} prompt / ${usage.completion_tokens} completion tokens`);
+  }
+  if (usage.cached_tokens !== null && usage.cached_tokens !== undefined) {
+    parts.push(`${usage.cached_tokens} cached`);
+  }
+  answer.el.append(h('footer', { class: 'msg-foot muted' }, parts.join(' · ')));
+}
+
+function showProblem(answer, text) {
+  answer.el.append(h('p', { class: 'error', role: 'alert' }, text));
+}
+
+async function send() {
+  const input = $('chat-input');
+  const message = input.value.trim();
+  if (!message || controller) return;
+  input.value = '';
+  bubble('user', message);
+  const answer = bubble('assistant');
+  answer.el.setAttribute('aria-busy', 'true');
+  scrollDown();
+  controller = new AbortController();
+  setBusy(true);
+  say($('chat-status'), 'Waiting for the answer…');
+  try {
+    const body = { message, ...(conversationId ? { conversation_id: conversationId } : {}) };
+    const response = await api.request('/api/chat',
+      { method: 'POST', body, signal: controller.signal, raw: true });
+    for await (const { event, data } of readEvents(response)) {
+      if (event === 'meta') showMeta(answer, data);
+      else if (event === 'delta') answer.content.append(data.content);
+      else if (event === 'done') showDone(answer, data);
+      else if (event === 'error') showProblem(answer, `${data.message} (${data.code})`);
+      say($('chat-status'), event === 'delta' ? 'Streaming…' : '');
+      scrollDown();
+    }
+  } catch (error) {
+    if (error.name === 'AbortError') answer.el.append(h('p', { class: 'muted' }, 'Stopped.'));
+    else showProblem(answer, api.describe(error));
+  } finally {
+    answer.el.removeAttribute('aria-busy');
+    controller = null;
+    setBusy(false);
+    say($('chat-status'), '');
+    input.focus();
+    loadConversations();
+  }
+}
+
+function setBusy(busy) {
+  $('chat-send').disabled = busy;
+  $('chat-stop').hidden = !busy;
+}
+
+function markActive() {
+  for (const item of $('conversation-list').querySelectorAll('[data-id]')) {
+    const active = item.dataset.id === conversationId;
+    item.querySelector('.open').setAttribute('aria-current', active ? 'true' : 'false');
+  }
+}
+
+async function loadConversations() {
+  try {
+    const { conversations } = await api.get('/api/conversations');
+    $('conversation-list').replaceChildren(...conversations.map(conversationItem));
+    $('conversation-empty').hidden = conversations.length > 0;
+    markActive();
+  } catch (error) {
+    say($('chat-status'), api.describe(error), 'error');
+  }
+}
+
+function conversationItem(conversation) {
+  const title = conversation.title || 'Untitled';
+  return h('li', { 'data-id': conversation.id },
+    h('button', { type: 'button', class: 'open', onclick: () => openConversation(conversation.id) },
+      h('span', { class: 'title' }, title), h('small', { class: 'muted' }, timeEl(conversation.updated_at))),
+    h('button', {
+      type: 'button', class: 'icon', 'aria-label': `Delete conversation ${title}`,
+      onclick: () => deleteConversation(conversation.id, title),
+    }, '×'));
+}
+
+async function openConversation(id) {
+  if (controller) return;
+  try {
+    const conversation = await api.get(`/api/conversations/${encodeURIComponent(id)}`);
+    conversationId = conversation.id;
+    $('transcript').replaceChildren();
+    for (const message of conversation.messages) {
+      const shown = bubble(message.role === 'user' ? 'user' : 'assistant', message.content);
+      if (message.status && message.status !== 'complete') shown.head.append(' ', badge(message.status));
+    }
+    markActive();
+    scrollDown();
+  } catch (error) {
+    say($('chat-status'), api.describe(error), 'error');
+  }
+}
+
+async function deleteConversation(id, title) {
+  if (!window.confirm(`Delete the conversation "${title}"?`)) return;
+  try {
+    await api.del(`/api/conversations/${encodeURIComponent(id)}`);
+    if (id === conversationId) $('chat-new').click();
+    loadConversations();
+  } catch (error) {
+    say($('chat-status'), api.describe(error), 'error');
+  }
+}

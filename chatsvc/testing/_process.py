@@ -1,0 +1,124 @@
+"""`chatsvc serve` as a real child process, for fault tests and load benchmarks.
+
+The child gets a clean environment (nothing from the developer's shell), logs to
+a file the caller can scan for tracebacks, and is stopped with SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from chatsvc._settings import Settings
+from chatsvc.local_models import free_port
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# What an unhandled exception leaves in the log: Python's traceback header, or
+# uvicorn's / Litestar's own words for an error that escaped the app.
+_CRASH = re.compile(r"Traceback \(most recent call last\)|Exception in ASGI application"
+                    r"|unhandled error on")
+
+
+class ServiceProcess:
+    def __init__(self, data_dir: Path, env: dict[str, str], *, log_path: Path | None = None):
+        self.data_dir = Path(data_dir)
+        self.port = free_port()
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/tmp"),
+            "PYTHONPATH": str(REPO_ROOT),
+            "CHATSVC_LOCAL_MODELS": "off",
+            "CHATSVC_DATA_DIR": str(self.data_dir),
+            "CHATSVC_PORT": str(self.port),
+            **env,
+        }
+        self.log_path = log_path or self.data_dir.parent / f"server-{self.port}.log"
+        self.settings = Settings.from_env(self.env)
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def add_user(self, name: str, *, admin: bool = False) -> str:
+        """A user created in the service's database file; returns its token."""
+        from store import Database, Users
+
+        db = Database(self.settings.database_path, embed_model=self.settings.embed_model,
+                      embed_dim=self.settings.embed_dim,
+                      sqlite_vec_path=self.settings.sqlite_vec_path)
+        try:
+            return Users(db).add(name, admin=admin)[1]
+        finally:
+            db.close()
+
+    def start(self, *, timeout: float = 90.0) -> ServiceProcess:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "chatsvc", "serve"], cwd=REPO_ROOT, env=self.env,
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"chatsvc serve exited: {self.log()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"chatsvc serve not ready in {timeout:g} s: {self.log()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+
+    def log(self, since: int = 0) -> str:
+        """The log from byte offset `since` on."""
+        if not self.log_path.exists():
+            return ""
+        with self.log_path.open("rb") as log:
+            log.seek(since)
+            return log.read().decode(errors="replace")
+
+    def log_size(self) -> int:
+        return self.log_path.stat().st_size if self.log_path.exists() else 0
+
+    def crashes(self, since: int = 0) -> list[str]:
+        """Lines that show an unhandled exception, in the log from byte `since` on."""
+        return [line for line in self.log(since).splitlines() if _CRASH.search(line)]
+
+    def memory_kib(self) -> dict[str, int]:
+        """The child's resident memory (Linux /proc): total, anonymous (the heap) and
+        file-backed (shared libraries, the mmap'd database file)."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        return {name: int(re.search(rf"{key}:\s+(\d+) kB", status).group(1))
+                for name, key in (("rss", "VmRSS"), ("anon", "RssAnon"), ("file", "RssFile"))}
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the child has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def __enter__(self) -> ServiceProcess:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

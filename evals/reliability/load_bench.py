@@ -1,0 +1,269 @@
+"""Concurrent streaming chats through a real `chatsvc serve`, loopback only.
+
+N concurrent POST /api/chat streams (default 200) against the scripted upstream
+(its own process) sending a token every ~20 ms, each token stamped with the
+moment it was written (`Reply(stamp=True)`, CLOCK_MONOTONIC is machine-wide).
+A token's latency is its arrival at this client minus that stamp. The same
+client first streams the same replies from the upstream directly: latency
+through chatsvc minus latency from the upstream alone is what chatsvc adds per
+token. Also: time to first token, throughput, error rate, the server's memory.
+
+Embeddings come from a loopback server speaking Ollama's wire format (the
+embedding model's cost is not what this measures); `--embeddings local` uses
+the in-process model instead. Bounded: `--rounds` rounds of N chats, each round
+under `--round-timeout` seconds. `--soak SECONDS` repeats rounds for that long
+and samples memory after each (documented; not run in CI).
+
+    python -m evals.reliability.load_bench [--concurrency 200] [--tokens 50]
+        [--token-delay 0.02] [--rounds 2] [--soak 600]
+
+Writes evals/results/reliability_load.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import platform
+import re
+import statistics
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+USERS = 20
+
+
+STAMP = re.compile(r"@(\d+\.\d+);")
+
+
+@dataclass
+class Stream:
+    started: float
+    arrivals: list[float] = field(default_factory=list)
+    latencies_ms: list[float] = field(default_factory=list)  # arrival - upstream write
+    ok: bool = False
+    error: str | None = None
+
+    def token(self, text: str) -> None:
+        now = time.monotonic()
+        self.arrivals.append(now)
+        self.latencies_ms += [(now - float(sent)) * 1000 for sent in STAMP.findall(text)]
+
+    @property
+    def first_token_ms(self) -> float | None:
+        return (self.arrivals[0] - self.started) * 1000 if self.arrivals else None
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
+
+
+async def _read(response: httpx.Response, stream: Stream, direct: bool) -> None:
+    event = None
+    async for line in response.aiter_lines():
+        if direct and line.startswith("data: ") and line != "data: [DONE]":
+            chunk = json.loads(line[6:])
+            text = "".join((c.get("delta") or {}).get("content") or ""
+                           for c in chunk.get("choices", []))
+            if text:
+                stream.token(text)
+        elif direct and line == "data: [DONE]":
+            stream.ok = True
+        elif line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: ") and event == "delta":
+            stream.token(json.loads(line[6:])["content"])
+        elif line.startswith("data: ") and event == "done":
+            stream.ok = True
+        elif line.startswith("data: ") and event == "error":
+            stream.error = line[6:]
+
+
+async def one_stream(http: httpx.AsyncClient, url: str, body: dict, headers: dict,
+                     direct: bool) -> Stream:
+    stream = Stream(time.monotonic())
+    try:
+        async with http.stream("POST", url, json=body, headers=headers) as response:
+            if response.status_code != 200:
+                stream.error = f"HTTP {response.status_code}"
+                return stream
+            await _read(response, stream, direct)
+    except httpx.HTTPError as exc:
+        stream.error = f"{type(exc).__name__}: {exc}"
+    return stream
+
+
+async def run_round(targets: list[tuple[str, dict, dict]], direct: bool,
+                    timeout: float) -> tuple[list[Stream], float]:
+    limits = httpx.Limits(max_connections=len(targets) + 10, max_keepalive_connections=0)
+    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
+        started = time.monotonic()
+        streams = await asyncio.wait_for(asyncio.gather(*[
+            one_stream(http, url, body, headers, direct) for url, body, headers in targets
+        ]), timeout)
+        return streams, time.monotonic() - started
+
+
+def summarize(streams: list[Stream], seconds: float) -> dict:
+    latencies = [x for s in streams for x in s.latencies_ms]
+    firsts = [s.first_token_ms for s in streams if s.first_token_ms is not None]
+    tokens = sum(len(s.arrivals) for s in streams)
+    errors = [s.error or "ended without done" for s in streams if not s.ok]
+    return {
+        "streams": len(streams), "errors": len(errors), "error_rate": len(errors) / len(streams),
+        "error_samples": sorted(set(errors))[:5], "tokens": tokens,
+        "seconds": round(seconds, 3), "tokens_per_second": round(tokens / seconds, 1),
+        "token_latency_ms": {"p50": round(percentile(latencies, 0.5), 2),
+                             "p95": round(percentile(latencies, 0.95), 2),
+                             "mean": round(statistics.fmean(latencies), 2) if latencies else 0.0},
+        "first_token_ms": {"p50": round(percentile(firsts, 0.5), 1),
+                           "p95": round(percentile(firsts, 0.95), 1)},
+    }
+
+
+def targets_direct(base_url: str, n: int) -> list[tuple[str, dict, dict]]:
+    body = {"model": "scripted-model", "stream": True,
+            "messages": [{"role": "user", "content": "hello"}]}
+    return [(f"{base_url}/chat/completions", body, {})] * n
+
+
+def targets_service(child: ServiceProcess, tokens: list[str], n: int, tag: str):
+    return [(f"{child.url}/api/chat", {"message": f"{tag} question {i}: tell me a story"},
+             {"Authorization": f"Bearer {tokens[i % len(tokens)]}"}) for i in range(n)]
+
+
+def _upstream_process(reply: Reply, urls, stop) -> None:
+    with ScriptedUpstream(default=reply) as upstream:
+        urls.put(upstream.base_url)
+        stop.wait()
+
+
+@contextmanager
+def upstream_process(reply: Reply):
+    """The scripted upstream in its own process: its 200 writer threads and the
+    client's parsing must not share one interpreter lock."""
+    context = multiprocessing.get_context("spawn")
+    urls, stop = context.Queue(), context.Event()
+    process = context.Process(target=_upstream_process, args=(reply, urls, stop), daemon=True)
+    process.start()
+    try:
+        yield urls.get(timeout=60)
+    finally:
+        stop.set()
+        process.join(10)
+
+
+def serve_env(args, upstream_url: str, ollama_url: str | None) -> dict[str, str]:
+    env = {"LLM_BASE_URL": upstream_url, "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+           "CHATSVC_LOG_LEVEL": "WARNING", "LLM_TIMEOUT": str(args.round_timeout)}
+    if ollama_url:
+        env.update(CHATSVC_EMBEDDINGS="ollama", OLLAMA_URL=ollama_url)
+    else:
+        env.update(CHATSVC_EMBEDDINGS="local")
+    return env
+
+
+def measure(args) -> dict:
+    chunks = [f" tok{i}" for i in range(args.tokens)]
+    reply = Reply(chunks=chunks, chunk_delay=args.token_delay, stamp=True)
+    ollama = None
+    if args.embeddings == "ollama-wire":
+        from tests.reliability.ollama_server import OllamaServer
+
+        ollama = OllamaServer().start()
+    with tempfile.TemporaryDirectory() as tmp, upstream_process(reply) as upstream_url:
+        child = ServiceProcess(Path(tmp) / "data", serve_env(args, upstream_url,
+                                                             ollama and ollama.url))
+        tokens = [child.add_user(f"user{i}") for i in range(USERS)]
+        with child:
+            warm, _ = asyncio.run(run_round(targets_service(child, tokens, 20, "warm"), False,
+                                            args.round_timeout))
+            direct, direct_s = asyncio.run(run_round(
+                targets_direct(upstream_url, args.concurrency), True, args.round_timeout))
+            rss = {"after_warmup_kib": child.memory_kib()}
+            rounds = []
+            deadline = time.monotonic() + args.soak
+            while len(rounds) < args.rounds or time.monotonic() < deadline:
+                cpu = child.cpu_seconds()
+                streams, seconds = asyncio.run(run_round(
+                    targets_service(child, tokens, args.concurrency, f"r{len(rounds)}"), False,
+                    args.round_timeout))
+                rounds.append(summarize(streams, seconds))
+                cpu = child.cpu_seconds() - cpu
+                rounds[-1]["server_cpu_s"] = round(cpu, 2)
+                rounds[-1]["server_cpu_ms_per_turn"] = round(cpu * 1000 / len(streams), 1)
+                rss[f"after_round_{len(rounds)}_kib"] = child.memory_kib()
+            crashes = child.crashes()
+    if ollama:
+        ollama.stop()
+    baseline = summarize(direct, direct_s)
+    return {"config": vars(args), "warmup_errors": sum(not s.ok for s in warm),
+            "upstream_alone": baseline, "through_chatsvc": rounds,
+            "added_per_token_ms": [
+                {q: round(r["token_latency_ms"][q] - baseline["token_latency_ms"][q], 2)
+                 for q in ("p50", "p95")}
+                for r in rounds],
+            "rss": rss, "server_log_crash_lines": len(crashes),
+            "machine": f"{platform.machine()} {platform.python_version()}; shared, loaded "
+                       "2-core VM (5 engineers' tests running)"}
+
+
+def markdown(result: dict) -> str:
+    base = result["upstream_alone"]
+    lines = [
+        "# Load: concurrent streaming chats (loopback)", "",
+        f"Config: {json.dumps(result['config'])}", f"Machine: {result['machine']}", "",
+        "| run | streams | errors | tokens/s | token latency p50 ms | p95 ms | added p50 ms "
+        "| added p95 ms | first token p50 ms | first token p95 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| upstream alone | {base['streams']} | {base['errors']} | {base['tokens_per_second']} "
+        f"| {base['token_latency_ms']['p50']} | {base['token_latency_ms']['p95']} | - | - "
+        f"| {base['first_token_ms']['p50']} | {base['first_token_ms']['p95']} |",
+    ]
+    for i, (r, added) in enumerate(zip(result["through_chatsvc"], result["added_per_token_ms"],
+                                       strict=True)):
+        lines.append(
+            f"| chatsvc round {i + 1} | {r['streams']} | {r['errors']} | {r['tokens_per_second']} "
+            f"| {r['token_latency_ms']['p50']} | {r['token_latency_ms']['p95']} "
+            f"| {added['p50']} | {added['p95']} "
+            f"| {r['first_token_ms']['p50']} | {r['first_token_ms']['p95']} |")
+    lines += ["", "Server CPU per round (s): " + ", ".join(
+        f"{r['server_cpu_s']} ({r['server_cpu_ms_per_turn']} ms per turn)"
+        for r in result["through_chatsvc"])]
+    lines += ["", "Server resident memory (KiB, total / anonymous / file-backed): " + ", ".join(
+        f"{k} {v['rss']} / {v['anon']} / {v['file']}" for k, v in result["rss"].items()),
+        f"Crash lines in the server log: {result['server_log_crash_lines']}", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--tokens", type=int, default=50)
+    parser.add_argument("--token-delay", type=float, default=0.02)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--round-timeout", type=float, default=120.0)
+    parser.add_argument("--soak", type=float, default=0.0, help="seconds of repeated rounds")
+    parser.add_argument("--embeddings", choices=("ollama-wire", "local"), default="ollama-wire")
+    parser.add_argument("--out", default="reliability_load")
+    args = parser.parse_args()
+    result = measure(args)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / f"{args.out}.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()

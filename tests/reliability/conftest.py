@@ -1,0 +1,124 @@
+"""One real `chatsvc serve` child process for the whole fault suite.
+
+It talks to a misbehaving Ollama (tests/reliability/ollama_server.py) and to the
+scripted LLM upstream, both real loopback servers in this process whose
+behaviour each test switches. Every test checks the child's log for tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from httpx_sse import connect_sse
+
+from chatsvc.testing import ScriptedUpstream, ServiceProcess
+from tests.chatsvc.chat.conftest import settings, upstream  # noqa: F401 (in-process tests)
+from tests.reliability.ollama_server import OllamaServer
+
+# Timeouts of the child, kept short so every failure costs well under a few seconds.
+LLM_TIMEOUT = 3.0
+EMBED_TIMEOUT = 0.5
+EMBED_RETRIES = 1
+SEND_TIMEOUT = 0.5
+
+
+@pytest.fixture(scope="package")
+def ollama():
+    server = OllamaServer(slow_seconds=EMBED_TIMEOUT * 4).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="package")
+def scripted():
+    with ScriptedUpstream() as server:
+        yield server
+
+
+@pytest.fixture(scope="package")
+def service(tmp_path_factory, ollama, scripted):
+    root = tmp_path_factory.mktemp("service")
+    child = ServiceProcess(root / "data", {
+        "CHATSVC_EMBEDDINGS": "ollama",
+        "OLLAMA_URL": ollama.url,
+        "LLM_BASE_URL": scripted.base_url,
+        "LLM_TIMEOUT": str(LLM_TIMEOUT),
+        "LLM_RETRY_BACKOFF": "0.01",
+        "CHATSVC_EMBED_TIMEOUT": str(EMBED_TIMEOUT),
+        "CHATSVC_EMBED_RETRIES": str(EMBED_RETRIES),
+        "CHATSVC_EMBED_RETRY_BACKOFF": "0.05",
+        "CHATSVC_EMBED_BREAKER_COOLDOWN": "0.2",
+        "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
+        "CHATSVC_SSE_SEND_TIMEOUT": str(SEND_TIMEOUT),
+        "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+    })
+    child.tokens = {"alice": child.add_user("alice"), "bob": child.add_user("bob"),
+                    "root": child.add_user("root", admin=True)}
+    with child:
+        yield child
+
+
+def auth(service: ServiceProcess, name: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {service.tokens[name]}"}
+
+
+@pytest.fixture
+def fault(service, ollama, scripted):
+    """Healthy dependencies at the start; no traceback in the child's log at the end."""
+    if not ollama.running:
+        ollama.start()
+    ollama.mode = "ok"
+    scripted._queue.clear()  # nothing left over from an earlier test
+    # A fresh health check closes an embeddings breaker an earlier fault left open.
+    deadline = time.monotonic() + 5
+    while not httpx.get(f"{service.url}/health").json()["checks"]["embeddings"]["ok"]:
+        assert time.monotonic() < deadline, "embeddings did not recover"
+        time.sleep(0.05)
+    offset = service.log_size()
+    yield service
+    time.sleep(0.05)  # let the child finish logging the turn
+    assert service.crashes(offset) == [], service.log(offset)
+
+
+@dataclass
+class Turn:
+    events: list[tuple[str, dict]]
+    seconds: float  # request sent -> stream ended
+    first_event_seconds: float
+
+    @property
+    def kinds(self) -> list[str]:
+        return [kind for kind, _ in self.events]
+
+    @property
+    def meta(self) -> dict:
+        assert self.events[0][0] == "meta", self.events
+        return self.events[0][1]
+
+    @property
+    def last(self) -> tuple[str, dict]:
+        return self.events[-1]
+
+
+def chat_turn(service: ServiceProcess, user: str, message: str, **body) -> Turn:
+    started = time.monotonic()
+    first = None
+    events = []
+    with httpx.Client(base_url=service.url, headers=auth(service, user), timeout=30) as http, \
+            connect_sse(http, "POST", "/api/chat", json={"message": message, **body}) as source:
+        assert source.response.status_code == 200, source.response.read()
+        for event in source.iter_sse():
+            first = first or time.monotonic() - started
+            events.append((event.event, json.loads(event.data)))
+    return Turn(events, time.monotonic() - started, first or 0.0)
+
+
+def stored(service: ServiceProcess, user: str, conversation_id: str) -> list[tuple[str, str, str]]:
+    response = httpx.get(f"{service.url}/api/conversations/{conversation_id}",
+                         headers=auth(service, user))
+    assert response.status_code == 200, response.text
+    return [(m["role"], m["content"], m["status"]) for m in response.json()["messages"]]

@@ -1,0 +1,76 @@
+"""Ollama failing under a real `chatsvc serve`: the chat answers in fallback mode.
+
+Each fault: the turn still streams to `done`, the meta event says why it is
+degraded, both messages are stored complete, no traceback, bounded latency.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from chatsvc.testing import Reply
+from tests.reliability.conftest import (
+    EMBED_RETRIES,
+    EMBED_TIMEOUT,
+    auth,
+    chat_turn,
+    stored,
+)
+
+# Worst case before the fallback: every attempt times out, plus backoff, plus a
+# loaded 2-core machine's scheduling.
+FALLBACK_BOUND = EMBED_TIMEOUT * (EMBED_RETRIES + 1) + 0.1 + 3.0
+
+
+def assert_fallback_turn(service, scripted, message: str, reason: str):
+    scripted.script(Reply(chunks=["still ", "here"]))
+    turn = chat_turn(service, "alice", message)
+    assert turn.kinds == ["meta", "delta", "delta", "done"], turn.events
+    assert turn.meta["mode"] == "fallback"
+    assert reason in turn.meta["degraded_reason"], turn.meta["degraded_reason"]
+    assert turn.seconds < FALLBACK_BOUND
+    assert stored(service, "alice", turn.meta["conversation_id"]) == [
+        ("user", message, "complete"), ("assistant", "still here", "complete")]
+    return turn
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("slow", "ReadTimeout"),
+    ("error_500", "HTTP 500"),
+    ("eof", "embeddings unavailable"),
+    ("garbage", "unexpected embeddings response"),
+    ("wrong_dim", "384-d vectors but 768-d are configured"),
+])
+def test_ollama_misbehaving_gives_a_fallback_turn(fault, ollama, scripted, mode, reason):
+    ollama.mode = mode
+    assert_fallback_turn(fault, scripted, f"hello while Ollama is {mode}", reason)
+
+
+def test_ollama_down_fails_fast_once_the_breaker_is_open(fault, ollama, scripted):
+    ollama.stop()
+    first = assert_fallback_turn(fault, scripted, "anyone there?", "unreachable")
+    calls = ollama.embed_calls
+    second = assert_fallback_turn(fault, scripted, "still down?", "failing fast")
+    assert ollama.embed_calls == calls  # the open breaker sent nothing
+    assert second.first_event_seconds < max(first.first_event_seconds, 1.0) + 0.5
+    health = httpx.get(f"{fault.url}/health")
+    assert health.status_code == 200 and health.json()["status"] == "degraded"
+    assert health.json()["checks"]["embeddings"]["ok"] is False
+
+
+def test_search_with_ollama_down_is_503_naming_the_cause(fault, ollama):
+    ollama.stop()
+    response = httpx.get(f"{fault.url}/api/facts/search", params={"q": "cats"},
+                         headers=auth(fault, "alice"))
+    assert response.status_code == 503
+    assert "unreachable" in response.json()["detail"]
+
+
+def test_saving_a_fact_with_ollama_failing_still_saves_it(fault, ollama):
+    ollama.mode = "error_500"
+    response = httpx.post(f"{fault.url}/api/facts", headers=auth(fault, "bob"),
+                          json={"category": "core", "fact": "Keeps bees on the roof"})
+    assert response.status_code == 201, response.text
+    listed = httpx.get(f"{fault.url}/api/facts", headers=auth(fault, "bob")).json()
+    assert [f["fact"] for f in listed["facts"]] == ["Keeps bees on the roof"]

@@ -1,0 +1,102 @@
+"""Conversations and messages: ownership, the two writes of a turn, recent titles."""
+
+from __future__ import annotations
+
+import pytest
+
+from store import AssistantReply, Chats, Database, NotFound, StoreError, Users
+from store.chats import title_for
+
+
+@pytest.fixture
+def db(tmp_path):
+    database = Database(tmp_path / "x.db", embed_model="m", embed_dim=4)
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def chats(db):
+    return Chats(db)
+
+
+@pytest.fixture
+def alice(db):
+    return Users(db).add("alice")[0].id
+
+
+@pytest.fixture
+def bob(db):
+    return Users(db).add("bob")[0].id
+
+
+def reply(reply_id="r1", content="hi", status="complete"):
+    return AssistantReply(id=reply_id, content=content, status=status, mode="rag",
+                          prefix_hash="h", usage={"prompt_tokens": 3}, cached_tokens=None)
+
+
+def test_a_turn_stores_the_question_then_the_answer(chats, alice):
+    conversation, question = chats.start_turn(alice, "Hello   there\nfriend", project_id="p")
+    assert conversation.title == "Hello there friend" and conversation.project_id == "p"
+    assert question.role == "user" and question.status == "complete"
+    chats.finish_turn(alice, conversation.id, reply(content="partial", status="interrupted"))
+    stored = chats.messages(alice, conversation.id)
+    assert [(m.role, m.content, m.status) for m in stored] == [
+        ("user", "Hello   there\nfriend", "complete"), ("assistant", "partial", "interrupted")]
+    assert stored[1].usage == {"prompt_tokens": 3} and stored[1].cached_tokens is None
+    assert stored[1].prefix_hash == "h" and stored[1].mode == "rag"
+    _, again = chats.start_turn(alice, "next", conversation_id=conversation.id)
+    assert [m.id for m in chats.messages(alice, conversation.id)][-1] == again.id
+
+
+def test_another_users_conversation_is_not_found_and_untouched(chats, alice, bob):
+    conversation, _ = chats.start_turn(alice, "secret")
+    for call in (lambda: chats.get(bob, conversation.id),
+                 lambda: chats.messages(bob, conversation.id),
+                 lambda: chats.start_turn(bob, "x", conversation_id=conversation.id),
+                 lambda: chats.delete(bob, conversation.id)):
+        with pytest.raises(NotFound):
+            call()
+    assert len(chats.messages(alice, conversation.id)) == 1
+    assert chats.list(bob) == []
+
+
+def test_invalid_status_writes_nothing(chats, alice):
+    conversation, _ = chats.start_turn(alice, "q")
+    with pytest.raises(StoreError):
+        chats.finish_turn(alice, conversation.id, reply(status="pending"))
+    assert len(chats.messages(alice, conversation.id)) == 1
+
+
+def test_delete_removes_the_messages(chats, alice, db):
+    conversation, _ = chats.start_turn(alice, "q")
+    chats.finish_turn(alice, conversation.id, reply())
+    chats.delete(alice, conversation.id)
+    assert db.connection().execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+    with pytest.raises(NotFound):
+        chats.get(alice, conversation.id)
+
+
+def test_recent_lists_only_conversations_started_before(chats, alice, bob):
+    first = chats.start_turn(alice, "first")[0]
+    second = chats.start_turn(alice, "second")[0]
+    chats.start_turn(bob, "bob's")
+    assert [c.title for c in chats.recent(alice, before=second, limit=5)] == ["first"]
+    assert chats.recent(alice, before=first, limit=5) == []
+    third = chats.start_turn(alice, "third")[0]
+    assert [c.title for c in chats.recent(alice, before=second, limit=5)] == ["first"]
+    assert [c.id for c in chats.recent(alice, limit=2)] == [third.id, second.id]
+
+
+def test_snapshot_is_stored_on_the_conversation(chats, alice, bob):
+    conversation, _ = chats.start_turn(alice, "q")
+    chats.set_snapshot(bob, conversation.id, "{}")  # not bob's: no effect
+    assert chats.get(alice, conversation.id).snapshot is None
+    chats.set_snapshot(alice, conversation.id, '{"x": 1}')
+    assert chats.get(alice, conversation.id).snapshot == '{"x": 1}'
+
+
+def test_titles_are_one_line_and_bounded():
+    assert title_for("a\n\tb") == "a b"
+    long = title_for("word " * 50)
+    assert len(long) <= 80 and long.endswith("…")
