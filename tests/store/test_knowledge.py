@@ -189,6 +189,8 @@ def test_keyword_filter_holds_when_the_overfetch_window_is_all_filtered_out(
     assert [h.title for h in hits] == ["z"]
 
 
+# The in-memory snapshot exists on SQLite only (PostgreSQL searches its HNSW index).
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_in_process_writes_patch_the_snapshot(knowledge, people):
     alice, _ = people
     first = _add(knowledge, text="first", vector_seed=1)
