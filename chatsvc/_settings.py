@@ -72,6 +72,9 @@ class Settings:
     llm_api_key: str | None = None
     llm_model: str = DEFAULT_LLM_MODEL
     llm_timeout_seconds: float = 120.0
+    # "fold": send system messages as the head of the first user message, for chat
+    # formats without a system role (llama-cpp-python's `gemma` drops them silently).
+    llm_system_role: str = "system"
     llm_retries: int = 2
     llm_max_tokens: int | None = None  # cap on each /api/chat answer; None: the model's own
     llm_retry_backoff_seconds: float = 0.25
@@ -143,6 +146,7 @@ class Settings:
         """Check cross-field rules and fill per-model defaults."""
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
+        _check_choice("LLM_SYSTEM_ROLE", self.llm_system_role, ("system", "fold"))
         _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, CONTEXT_STRATEGIES)
         _check_choice("CHATSVC_KNOWLEDGE_LLM_TIERS", self.knowledge_llm_tiers, LOCAL_MODES)
         if self.knowledge_chunk_max_chars <= 2 * self.knowledge_chunk_overlap_chars + 50:
@@ -317,6 +321,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", _positive_float),
+    "llm_system_role": ("LLM_SYSTEM_ROLE", _text),
     "llm_retries": ("LLM_RETRIES", _count),
     "llm_max_tokens": ("LLM_MAX_TOKENS", _positive_int),
     "llm_retry_backoff_seconds": ("LLM_RETRY_BACKOFF", _positive_float),

@@ -78,9 +78,25 @@ def _upstream_error(exc: Exception) -> UpstreamError:
     return UpstreamError(f"{type(exc).__name__}: {exc}", status_code=status)
 
 
+def fold_system(messages: list[dict]) -> list[dict]:
+    """System messages moved to the front of the first user message, in order.
+
+    For chat formats that drop the system role (llama-cpp-python's `gemma`): the
+    stable prefix still reaches the model, and still first, so its cache still works.
+    """
+    system = [m.get("content") or "" for m in messages if m.get("role") == "system"]
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    first_user = next((m for m in rest if m.get("role") == "user"), None)
+    if not system or first_user is None:
+        return [dict(m) for m in messages]
+    first_user["content"] = "\n\n".join([*system, first_user.get("content") or ""])
+    return rest
+
+
 class LLM:
     def __init__(self, settings: Settings) -> None:
         self.model = settings.llm_model
+        self.fold_system = settings.llm_system_role == "fold"
         self.retries = settings.llm_retries
         self.backoff = settings.llm_retry_backoff_seconds
         self.client = openai.AsyncOpenAI(
@@ -110,6 +126,8 @@ class LLM:
                 await anyio.sleep(self.backoff * 2**attempt)
 
     async def _attempt(self, messages, model, options) -> AsyncIterator[Delta | Finish]:
+        if self.fold_system:
+            messages = fold_system(messages)
         stream = await self.client.chat.completions.create(
             model=model, messages=messages, stream=True,
             stream_options={"include_usage": True}, **options,

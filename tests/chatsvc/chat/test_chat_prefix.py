@@ -118,3 +118,42 @@ def test_snapshot_is_pinned_until_its_ttl(monkeypatch, client, alice, upstream, 
     third = chat(client, alice[1], "and now?", first["conversation_id"])[0][1]
     assert third["prefix_hash"] != first["prefix_hash"]
     assert "Speaks Portuguese" in upstream.requests[3].body["messages"][0]["content"]
+
+
+@pytest.fixture
+def fold_settings(settings):
+    return settings.with_overrides(llm_system_role="fold").validated()
+
+
+def test_fold_sends_the_stable_prefix_at_the_head_of_the_first_user_message(
+    fold_settings, local_embedder, upstream, make_user
+):
+    """For chat formats without a system role (local Gemma) the prefix still arrives first."""
+    from litestar.testing import TestClient
+
+    from chatsvc import Services, create_app
+
+    services = Services.open(fold_settings, embedder=local_embedder)
+    try:
+        with TestClient(create_app(services=services)) as client:
+            _, headers = make_user_in(services)
+            seed_user_data(client, headers)
+            first_turn = chat(client, headers, "Where do I live?")
+            chat(client, headers, "And my cat?", first_turn[0][1]["conversation_id"])
+    finally:
+        services.db.close()
+    for request in upstream.requests:
+        messages = request.body["messages"]
+        assert all(m["role"] != "system" for m in messages)
+        assert messages[0]["role"] == "user"
+        assert "Lives in Lisbon" in messages[0]["content"]  # the fact sheet, from the prefix
+    first, second = (r.body["messages"][0]["content"] for r in upstream.requests[-2:])
+    # The folded prefix is the same bytes in both turns, so the server's cache still hits.
+    shared = first[:next((i for i, (a, b) in enumerate(zip(first, second, strict=False))
+                          if a != b), min(len(first), len(second)))]
+    assert "Lives in Lisbon" in shared and "USER MEMORY" in shared
+
+
+def make_user_in(services):
+    user, token = services.users.add("folder")
+    return user, {"Authorization": f"Bearer {token}"}
