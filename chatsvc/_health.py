@@ -10,8 +10,7 @@ import httpx
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
-from store import Database
-from store._migrations import current_version
+from store.backend import DatabaseLike
 
 LLM_PROBE_TIMEOUT = 3.0
 
@@ -27,7 +26,7 @@ class Check:
 
 
 class HealthChecker:
-    def __init__(self, settings: Settings, db: Database, embedder: Embedder) -> None:
+    def __init__(self, settings: Settings, db: DatabaseLike, embedder: Embedder) -> None:
         self.settings = settings
         self.db = db
         self.embedder = embedder
@@ -53,15 +52,11 @@ class HealthChecker:
         return {"status": status, "checks": {k: c.as_json() for k, c in checks.items()}}
 
     async def _database(self) -> Check:
-        def probe() -> str:
-            conn = self.db.connection()
-            version = conn.execute("SELECT sqlite_version()").fetchone()[0]
-            return f"sqlite {version}, schema v{current_version(conn)}"
-
         try:
-            return Check(True, await in_thread(probe))
+            return Check(True, await in_thread(self.db.describe))
         except Exception as exc:
-            return Check(False, f"database error: {exc}", f"check {self.db.path} is writable")
+            fix = f"check that {self.db.path} is reachable and writable"
+            return Check(False, f"database error: {exc}", fix)
 
     def _vector_store(self) -> Check:
         state = self.db.vector_state

@@ -11,14 +11,15 @@ from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
 from chatsvc.knowledge import KnowledgeService
-from store import Chats, Database, Facts, Knowledge, Memories, Posts, Users
+from store import Chats, Facts, Memories, Posts, Users
+from store.backend import DatabaseLike, open_database, stores_for
 from store.fact_sheets import FactSheets
 
 
 @dataclass
 class Services:
     settings: Settings
-    db: Database
+    db: DatabaseLike
     users: Users
     embedder: Embedder
     health: HealthChecker
@@ -27,31 +28,31 @@ class Services:
     fact_sheets: FactSheets
     facts: Facts
     fact_service: FactService
+    extractor: FactExtractor
     memories: Memories
     knowledge: KnowledgeService
     posts: Posts
-    extractor: FactExtractor
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
-        """Open the database (migrating it) and build the providers. No network I/O."""
+        """Open the database (migrating it) and build the providers. Besides a
+        PostgreSQL connection (CHATSVC_DATABASE_URL), no network I/O."""
         embedder = embedder or build_embedder(settings)
-        db = Database(
-            settings.database_path,
+        db = open_database(
+            database_url=settings.database_url,
+            sqlite_path=settings.database_path,
             embed_model=embedder.model,
             embed_dim=embedder.dim,
             sqlite_vec_path=settings.sqlite_vec_path,
         )
-        health = HealthChecker(settings, db, embedder)
-        facts = Facts(db)
-        knowledge = Knowledge(db, rescore=settings.knowledge_rescore_candidates)
-        fact_service = FactService(facts, embedder)
+        stores = stores_for(db, knowledge_rescore=settings.knowledge_rescore_candidates)
+        fact_service = FactService(stores.facts, embedder)
         return cls(
-            settings=settings, db=db, users=Users(db), embedder=embedder, health=health,
-            chats=Chats(db), llm=LLM(settings), fact_sheets=FactSheets(db),
-            facts=facts, fact_service=fact_service, memories=Memories(db),
-            knowledge=KnowledgeService(settings, knowledge, embedder), posts=Posts(db),
-            extractor=FactExtractor(settings, fact_service),
+            settings=settings, db=db, users=stores.users, embedder=embedder,
+            health=HealthChecker(settings, db, embedder), chats=stores.chats, llm=LLM(settings),
+            fact_sheets=stores.fact_sheets, facts=stores.facts, fact_service=fact_service,
+            extractor=FactExtractor(settings, fact_service), memories=stores.memories,
+            knowledge=KnowledgeService(settings, stores.knowledge, embedder), posts=stores.posts,
         )
 
     async def aclose(self) -> None:

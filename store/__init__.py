@@ -1,7 +1,9 @@
-"""SQLite + sqlite-vec persistence. No HTTP, no prompts: plain data in, plain data out.
+"""Persistence: SQLite + sqlite-vec (default) or PostgreSQL + pgvector (store/pg, for
+several replicas). No HTTP, no prompts: plain data in, plain data out.
 
 `Database` owns the file, connections, migrations and vector tables; one small
-class per domain (`Users`, `Facts`, ...) holds that domain's SQL.
+class per domain (`Users`, `Facts`, ...) holds that domain's SQL. `store.backend`
+picks the backend and builds the domain stores for it.
 """
 
 from store._db import Database, VectorState

@@ -44,6 +44,8 @@ class Database:
     either way the store opens and `vector_state` says what is wrong.
     """
 
+    dialect = "sqlite"
+
     def __init__(
         self,
         path: Path | str,
@@ -136,6 +138,22 @@ class Database:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+    def describe(self) -> str:
+        conn = self.connection()
+        version = conn.execute("SELECT sqlite_version()").fetchone()[0]
+        return f"sqlite {version}, schema v{_migrations.current_version(conn)}"
+
+    @contextmanager
+    def job_lock(self, job: str, key: str, *, wait: bool) -> Iterator[bool]:
+        """Cross-replica exclusion for background jobs (see store/pg). One SQLite file
+        serves one process, whose jobs serialise themselves: always held."""
+        yield True
+
+    @contextmanager
+    def bulk_vectors(self) -> Iterator[None]:
+        """Many vector writes ahead (reindex). vec0 has no index to defer: nothing to do."""
+        yield
 
     # -- vectors ---------------------------------------------------------------------
 

@@ -15,17 +15,17 @@ from store import _meta
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-def available() -> list[tuple[int, str, str]]:
-    """(version, file name, SQL) for every shipped migration, in order."""
+def available(package: str = "store.migrations") -> list[tuple[int, str, str]]:
+    """(version, file name, SQL) for every migration shipped in `package`, in order."""
     found = []
-    for entry in resources.files("store.migrations").iterdir():
+    for entry in resources.files(package).iterdir():
         match = _NAME.match(entry.name)
         if match:
             found.append((int(match.group(1)), entry.name, entry.read_text("utf-8")))
     found.sort()
     versions = [v for v, _, _ in found]
     if len(set(versions)) != len(versions):
-        raise RuntimeError(f"duplicate migration numbers in store/migrations: {versions}")
+        raise RuntimeError(f"duplicate migration numbers in {package}: {versions}")
     return found
 
 

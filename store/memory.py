@@ -72,7 +72,7 @@ def _blob(vector: Sequence[float]) -> bytes:
 def _bump_version(conn: Connection, user_id: str) -> None:
     conn.execute(
         "INSERT INTO user_memory_versions(user_id, version) VALUES (?, 1) "
-        "ON CONFLICT(user_id) DO UPDATE SET version = version + 1",
+        "ON CONFLICT(user_id) DO UPDATE SET version = user_memory_versions.version + 1",
         (user_id,),
     )
 

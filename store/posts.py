@@ -60,7 +60,7 @@ class Posts:
 
     def list(self, *, limit: int = 20, include_drafts: bool = False) -> list[Post]:
         rows = self.db.connection().execute(
-            "SELECT * FROM posts WHERE published = 1 OR ? ORDER BY created_at DESC, id LIMIT ?",
+            "SELECT * FROM posts WHERE published = 1 OR ? = 1 ORDER BY created_at DESC, id LIMIT ?",
             (int(include_drafts), limit),
         ).fetchall()
         return [_post(row) for row in rows]

@@ -43,6 +43,15 @@ def local_llm(tmp_path_factory):
         yield server
 
 
+@pytest.fixture(scope="session")
+def pg_server_url():
+    """A real PostgreSQL 18 + pgvector server for the whole session (started on first use)."""
+    from chatsvc.testing._postgres import running_server
+
+    with running_server() as url:
+        yield url
+
+
 @pytest.fixture
 def settings(isolated_env) -> Settings:
     return Settings.from_env()

@@ -62,10 +62,11 @@ async def _reindex_async(services: Services) -> int:
         return fail(f"embeddings unavailable, nothing was changed: {detail}")
     services.db.reset_vectors()
     print(f"vector tables rebuilt for {services.embedder.model} ({services.embedder.dim}-d)")
-    for name in REINDEXABLE:
-        code = await _backfill(services, name, total=None)
-        if code:
-            return code
+    with services.db.bulk_vectors():  # PostgreSQL: HNSW indexes built once, at the end
+        for name in REINDEXABLE:
+            code = await _backfill(services, name, total=None)
+            if code:
+                return code
     return 0
 
 

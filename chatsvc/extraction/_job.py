@@ -3,8 +3,9 @@
 Batches are per conversation, oldest first, each request within the token cap.
 A malformed answer gets one repair retry; a second one, or an upstream error,
 skips the batch with a log line and leaves its messages unprocessed for the next
-run. Runs for one user never overlap in this process; across processes the
-processed mark decides (see `store.extraction`).
+run. Runs for one user never overlap: in this process an asyncio lock, across
+replicas the database's per-user job lock (a run finding it taken skips the user);
+should both be bypassed, the processed mark still decides (see `store.extraction`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datetime import datetime
 
 import openai
 
+from chatsvc._joblock import job_lock
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.extraction import _apply
@@ -111,8 +113,14 @@ class FactExtractor:
         return results
 
     async def run_user(self, user_id: str) -> ExtractionResult:
-        async with self._locks[user_id]:
+        async with self._locks[user_id], job_lock(
+            self.db, "fact_extraction", user_id, wait=False
+        ) as held:
             result = ExtractionResult()
+            if not held:  # another replica is extracting this user's facts right now
+                log.info("fact extraction: user %s is being processed elsewhere", user_id)
+                result.errors.append("skipped: another instance is extracting for this user")
+                return result
             pending = await in_thread(self.queue.pending, user_id, limit=PENDING_PER_RUN)
             conversations: dict[str, list[PendingMessage]] = defaultdict(list)
             for message in pending:

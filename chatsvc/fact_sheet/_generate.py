@@ -47,8 +47,10 @@ def save_entries(
 
 
 def generate(sheets: FactSheets, user_id: str, *, now: datetime) -> FactSheet:
-    """Score the user's live facts as of `now`, save the sheet, apply retention."""
-    return save_entries(sheets, user_id, build_entries(sheets, user_id, now=now), now=now)
+    """Score the user's live facts as of `now`, save the sheet, apply retention.
+    Replicas generating the same user's sheet take turns (the database's job lock)."""
+    with sheets.db.job_lock("fact_sheet", user_id, wait=True):
+        return save_entries(sheets, user_id, build_entries(sheets, user_id, now=now), now=now)
 
 
 def sheet_json(sheet: FactSheet | None) -> dict:

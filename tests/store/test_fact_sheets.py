@@ -9,7 +9,6 @@ import pytest
 from store import NotFound
 from store._clock import iso
 from store.fact_sheets import FactSheets
-from store.facts import Facts
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -26,7 +25,7 @@ def _save(sheets, user_id, at, body="[]"):
 
 def test_inputs_skip_superseded_facts_and_limit_records(services, sheets, alice):
     user, _ = alice
-    facts = Facts(services.db)
+    facts = services.facts
     new = facts.create(user.id, category="core", fact="Lives in Oslo").id
     old = facts.create(user.id, category="core", fact="Lives in Rome").id
     facts.supersede(old, by_id=new, at=iso(NOW))

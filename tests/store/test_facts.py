@@ -1,26 +1,26 @@
-"""store.facts against a real SQLite file with sqlite-vec, using 4-d hand-made vectors."""
+"""store.facts on both backends (SQLite + sqlite-vec, PostgreSQL + pgvector), using 4-d
+hand-made vectors."""
 
 from __future__ import annotations
 
 import pytest
 
-from store import Database, NotFound, Users
+from store import NotFound, Users
 from store._clock import now_iso
-from store.facts import Facts, InvalidFact
+from store.backend import stores_for
+from store.facts import InvalidFact
 
 E1, E2, E3 = [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]
 
 
 @pytest.fixture
-def db(tmp_path):
-    database = Database(tmp_path / "f.sqlite3", embed_model="test-4d", embed_dim=4)
-    yield database
-    database.close()
+def db(open_db):
+    return open_db(embed_model="test-4d", embed_dim=4)
 
 
 @pytest.fixture
 def facts(db):
-    return Facts(db)
+    return stores_for(db).facts
 
 
 @pytest.fixture

@@ -1,11 +1,10 @@
 """Facts.find_live: exact-text lookup among the user's live facts."""
 
 from store._clock import now_iso
-from store.facts import Facts
 
 
 def test_find_live_matches_exact_text_of_live_facts_only(services, alice, bob):
-    facts = Facts(services.db)
+    facts = services.facts
     ann, ben = alice[0].id, bob[0].id
     old = facts.create(ann, category="core", fact="Lives in Rome")
     assert facts.find_live(ann, " Lives in Rome ").id == old.id

@@ -1,7 +1,8 @@
 import pytest
 
-from store import ChunkIn, Knowledge
+from store import ChunkIn
 from store._fts import first_hit, index_text, match_query, query_terms
+from store.backend import stores_for
 
 NASTY = [
     '"', '""', '"unbalanced', 'AND', 'OR', 'NOT', 'a AND', 'AND OR NOT', 'NEAR(', 'NEAR(a b',
@@ -25,7 +26,7 @@ def test_query_builder_quotes_terms_and_splits_cjk_into_bigrams():
 
 @pytest.fixture
 def knowledge(db, users):
-    store = Knowledge(db)
+    store = stores_for(db).knowledge
     owner, _ = users.add("alice")
     store.save(owner_id=None, title="Search", content="c", source_type="document",
                chunks=[ChunkIn("BM25 AND NEAR ranking for title: search *", "en"),

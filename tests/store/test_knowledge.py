@@ -3,13 +3,14 @@ import itertools
 import numpy as np
 import pytest
 
-from store import ChunkIn, Database, Knowledge, NotFound, VectorUnavailable
+from store import ChunkIn, NotFound, VectorUnavailable
+from store.backend import stores_for
 from store.knowledge import rrf_merge
 
 
 @pytest.fixture
 def knowledge(db):
-    return Knowledge(db, rescore=4)
+    return stores_for(db, knowledge_rescore=4).knowledge
 
 
 @pytest.fixture
@@ -111,7 +112,7 @@ def test_source_type_filter_applies_before_the_top_k_cut(knowledge, people):
 
 def test_semantic_matches_exact_cosine_order_when_all_rows_are_rescored(db, people):
     alice, _ = people
-    knowledge = Knowledge(db, rescore=100)
+    knowledge = stores_for(db, knowledge_rescore=100).knowledge
     vectors = {i: _vec(100 + i) for i in range(30)}
     for i, vector in vectors.items():
         saved = _add(knowledge, title=f"t{i}", text=f"chunk {i}")
@@ -122,7 +123,8 @@ def test_semantic_matches_exact_cosine_order_when_all_rows_are_rescored(db, peop
     assert [h.text for h in hits] == [f"chunk {i}" for i in exact[:5]]
     assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
     # A candidate set smaller than the limit is widened to the limit.
-    assert len(Knowledge(db, rescore=2).semantic(query, viewer_id=alice.id, limit=7)) == 7
+    narrow = stores_for(db, knowledge_rescore=2).knowledge
+    assert len(narrow.semantic(query, viewer_id=alice.id, limit=7)) == 7
 
 
 def test_delete_removes_chunks_fulltext_and_vectors(knowledge, people):
@@ -147,29 +149,22 @@ def test_tiers_are_only_written_for_the_content_they_were_made_from(knowledge):
     assert (entry.abstract, entry.tiers_by) == ("", "extractive")
 
 
-def test_vector_search_raises_when_the_dimension_conflicts(tmp_path, knowledge):
-    path = knowledge.db.path
+def test_vector_search_raises_when_the_dimension_conflicts(open_db, knowledge):
     knowledge.db.close()
-    other = Database(path, embed_model="other-model", embed_dim=16)
-    try:
-        store = Knowledge(other)
-        with pytest.raises(VectorUnavailable):
-            store.semantic([0.0] * 16, viewer_id="x")
-        saved = _add(store, text="still searchable by keyword")
-        assert store.keyword("keyword", viewer_id="x")[0].entry_id == saved.entry.id
-    finally:
-        other.close()
+    store = stores_for(open_db(embed_model="other-model", embed_dim=16)).knowledge
+    with pytest.raises(VectorUnavailable):
+        store.semantic([0.0] * 16, viewer_id="x")
+    saved = _add(store, text="still searchable by keyword")
+    assert store.keyword("keyword", viewer_id="x")[0].entry_id == saved.entry.id
 
 
-def test_a_write_from_another_process_refreshes_the_vector_snapshot(db, people):
+def test_a_write_from_another_process_refreshes_the_vector_snapshot(db, open_db, people):
     alice, _ = people
-    reader = Knowledge(db)
+    reader = stores_for(db).knowledge
     assert reader.semantic(_vec(4), viewer_id=alice.id) == []  # snapshot built (empty)
-    other = Database(db.path, embed_model="test-model", embed_dim=8)  # e.g. `chatsvc index`
-    try:
-        _add(Knowledge(other), text="written elsewhere", vector_seed=4)
-    finally:
-        other.close()
+    other = open_db()  # e.g. `chatsvc index`, or another replica
+    _add(stores_for(other).knowledge, text="written elsewhere", vector_seed=4)
+    other.close()
     assert [h.text for h in reader.semantic(_vec(4), viewer_id=alice.id)] == ["written elsewhere"]
 
 
@@ -194,6 +189,8 @@ def test_keyword_filter_holds_when_the_overfetch_window_is_all_filtered_out(
     assert [h.title for h in hits] == ["z"]
 
 
+# The in-memory snapshot exists on SQLite only (PostgreSQL searches its HNSW index).
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 def test_in_process_writes_patch_the_snapshot(knowledge, people):
     alice, _ = people
     first = _add(knowledge, text="first", vector_seed=1)

@@ -1,26 +1,25 @@
-"""Memories against a real SQLite file with sqlite-vec, using hand-made 4-d vectors
-so that nearest-neighbour order is known exactly."""
+"""Memories on both backends (SQLite + sqlite-vec, PostgreSQL + pgvector), using
+hand-made 4-d vectors so that nearest-neighbour order is known exactly."""
 
 import pytest
 
 from store import Database, Memories, NotFound, Users, VectorUnavailable
 from store._db import IntegrityError
 from store._vectors import VECTOR_TABLES
+from store.backend import stores_for
 
 EAST, NORTH, WEST = [1.0, 0, 0, 0], [0, 1.0, 0, 0], [-1.0, 0, 0, 0]
 NORTH_EAST = [0.9, 0.1, 0, 0]
 
 
 @pytest.fixture
-def db(tmp_path):
-    database = Database(tmp_path / "m.sqlite3", embed_model="test-4d", embed_dim=4)
-    yield database
-    database.close()
+def db(open_db):
+    return open_db(embed_model="test-4d", embed_dim=4)
 
 
 @pytest.fixture
 def store(db):
-    return Memories(db)
+    return stores_for(db).memories
 
 
 @pytest.fixture
@@ -190,25 +189,22 @@ def test_without_sqlite_vec_crud_works_and_recall_says_why(tmp_path):
         db.close()
 
 
-def test_reindex_after_a_dimension_conflict_rebuilds_the_index(tmp_path):
-    path = tmp_path / "conflict.sqlite3"
-    old = Database(path, embed_model="old-3d", embed_dim=3)
+def test_reindex_after_a_dimension_conflict_rebuilds_the_index(open_db):
+    old = open_db(embed_model="old-3d", embed_dim=3)
     alice = Users(old).add("alice")[0].id
-    live = note(Memories(old), alice, "live", [1.0, 0, 0])
-    gone = note(Memories(old), alice, "gone", [0, 1.0, 0])
-    Memories(old).delete(alice, gone.id)
+    memories = stores_for(old).memories
+    live = note(memories, alice, "live", [1.0, 0, 0])
+    gone = note(memories, alice, "gone", [0, 1.0, 0])
+    memories.delete(alice, gone.id)
     old.close()
 
-    db = Database(path, embed_model="test-4d", embed_dim=4)
-    try:
-        store = Memories(db)
-        assert db.vector_state.detail.startswith("CONFLICT")
-        with pytest.raises(VectorUnavailable, match="reindex"):
-            store.recall(alice, EAST, k=5, project_id=None)
-        db.reset_vectors()  # what `chatsvc reindex` does first
-        jobs = store.unembedded(limit=10)
-        assert [job.row_id for job in jobs] == [live.id]
-        store.save_embeddings([(jobs[0], EAST)])
-        assert [m.id for m, _ in store.recall(alice, EAST, k=5, project_id=None)] == [live.id]
-    finally:
-        db.close()
+    db = open_db(embed_model="test-4d", embed_dim=4)
+    store = stores_for(db).memories
+    assert db.vector_state.detail.startswith("CONFLICT")
+    with pytest.raises(VectorUnavailable, match="reindex"):
+        store.recall(alice, EAST, k=5, project_id=None)
+    db.reset_vectors()  # what `chatsvc reindex` does first
+    jobs = store.unembedded(limit=10)
+    assert [job.row_id for job in jobs] == [live.id]
+    store.save_embeddings([(jobs[0], EAST)])
+    assert [m.id for m, _ in store.recall(alice, EAST, k=5, project_id=None)] == [live.id]

