@@ -16,7 +16,7 @@ import pytest
 from httpx_sse import connect_sse
 
 from chatsvc.testing import ScriptedUpstream, ServiceProcess
-from tests.chatsvc.chat.conftest import settings, upstream  # noqa: F401 (in-process tests)
+from tests.chatsvc.chat.conftest import settings  # noqa: F401 (in-process tests)
 from tests.reliability.ollama_server import OllamaServer
 
 # Timeouts of the child, kept short so every failure costs well under a few seconds.
