@@ -15,16 +15,17 @@ while vector search is unavailable (no sqlite-vec, dimension CONFLICT):
 from __future__ import annotations
 
 import hashlib
-from array import array
+import json
 from dataclasses import dataclass
 
 from store._clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound, StoreError
+from store._uservec import UserVectors
 from store._vectors import EmbedJob
 
 CATEGORIES = ("core", "technical", "project", "transient")
-KNN_MAX_K = 4096  # sqlite-vec's limit for `k`
+KNN_MAX_K = 4096  # sqlite-vec's limit for `k`, kept for the in-memory index
 FACT_MAX_CHARS = 2000
 
 # Live = not superseded and not expired; `:now` is bound by every query using it.
@@ -112,6 +113,7 @@ class Facts:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._vectors = UserVectors(db, self.table, "fact_id")
 
     # -- plain rows ------------------------------------------------------------------
 
@@ -127,7 +129,7 @@ class Facts:
                 (fact_id, user_id, category, text, content_hash(text), now, now),
             )
             if embedding is not None:
-                self._put_vector(conn, fact_id, user_id, embedding, content_hash(text))
+                self._vectors.put(conn, fact_id, user_id, embedding, content_hash(text))
         return self.get(user_id, fact_id)
 
     def get(self, user_id: str, fact_id: str) -> Fact:
@@ -200,9 +202,9 @@ class Facts:
                 (category or current.category, new_text, new_hash, now_iso(), fact_id, user_id),
             )
             if embedding is not None:
-                self._put_vector(conn, fact_id, user_id, embedding, new_hash)
+                self._vectors.put(conn, fact_id, user_id, embedding, new_hash)
             elif new_text != current.fact:
-                self._drop_vector(conn, fact_id)
+                self._vectors.drop(conn, fact_id, user_id)
         return self.get(user_id, fact_id)
 
     def delete(self, user_id: str, fact_id: str) -> None:
@@ -213,7 +215,7 @@ class Facts:
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no fact {fact_id}")
-            self._drop_vector(conn, fact_id)
+            self._vectors.drop(conn, fact_id, user_id)
 
     def record_extraction(
         self, fact_id: str, user_id: str, *, message_id: str | None, extracted_at: str
@@ -238,7 +240,8 @@ class Facts:
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no fact {old_id} of the same user as {by_id}")
-            self._drop_vector(conn, old_id)
+            user_id = conn.execute("SELECT user_id FROM facts WHERE id = ?", (old_id,)).fetchone()
+            self._vectors.drop(conn, old_id, user_id[0])
 
     # -- vectors (Reindexable) ---------------------------------------------------------
 
@@ -268,27 +271,31 @@ class Facts:
                     (job.row_id, job.content_hash),
                 ).fetchone()
                 if row is not None:  # else changed or deleted meanwhile: skip
-                    self._put_vector(conn, job.row_id, row["user_id"], vector, job.content_hash)
+                    self._vectors.put(conn, job.row_id, row["user_id"], vector, job.content_hash)
 
     def search_by_vector(
         self, user_id: str, vector: list[float], *, limit: int = 10, max_distance: float = 1.0
     ) -> list[FactHit]:
         """The user's live facts nearest to `vector`, closest first, within max_distance."""
-        conn = self.db.require_vectors()
         # Expired facts may still hold vectors and are filtered after the KNN:
         # over-fetch so they rarely cost a result.
         k = min(KNN_MAX_K, max(1, limit) * 2 + 10)
-        rows = conn.execute(
-            # MATERIALIZED: the KNN runs as written; no outer filter is pushed into vec0.
-            "WITH knn AS MATERIALIZED (SELECT fact_id, distance FROM fact_vec "
-            "WHERE embedding MATCH :vec AND k = :k AND user_id = :user) "
-            f"SELECT {_COLUMNS}, knn.distance FROM knn JOIN facts f ON f.id = knn.fact_id "
-            f"WHERE knn.distance <= :max AND f.user_id = :user AND {_LIVE} "
-            "ORDER BY knn.distance, f.id LIMIT :limit",
-            {"vec": self._blob(vector), "k": k, "user": user_id, "max": max_distance,
-             "now": now_iso(), "limit": limit},
+        nearest = [hit for hit in self._vectors.nearest(user_id, vector, k)
+                   if hit[1] <= max_distance]
+        if not nearest:
+            return []
+        rows = self.db.connection().execute(
+            f"SELECT {_COLUMNS}, f.content_hash FROM facts f "
+            f"WHERE f.id IN (SELECT value FROM json_each(:ids)) AND f.user_id = :user AND {_LIVE}",
+            {"ids": json.dumps([hit[0] for hit in nearest]), "user": user_id, "now": now_iso()},
         ).fetchall()
-        return [FactHit(_row_to_fact(row), float(row["distance"])) for row in rows]
+        live = {row["id"]: row for row in rows}
+        # A vector made from other text (left while vectors were off) never matches.
+        hits = [FactHit(_row_to_fact(live[fact_id]), distance)
+                for fact_id, distance, digest in nearest
+                if fact_id in live and live[fact_id]["content_hash"] == digest]
+        hits.sort(key=lambda hit: (hit.distance, hit.fact.id))
+        return hits[:limit]
 
     def vector_count(self, user_id: str | None = None) -> int:
         conn = self.db.require_vectors()
@@ -297,23 +304,3 @@ class Facts:
         return conn.execute(
             "SELECT count(*) FROM fact_vec WHERE user_id = ?", (user_id,)
         ).fetchone()[0]
-
-    def _blob(self, vector: list[float]) -> bytes:
-        if len(vector) != self.db.embed_dim:
-            raise ValueError(f"expected a {self.db.embed_dim}-d vector, got {len(vector)}-d")
-        return array("f", vector).tobytes()
-
-    def _put_vector(self, conn, fact_id: str, user_id: str, vector, digest: str) -> None:
-        # sqlite-vec 0.1.9 has no upsert: delete + insert inside the caller's transaction.
-        if not self.db.vector_state.ok:
-            return
-        blob = self._blob(vector)
-        conn.execute("DELETE FROM fact_vec WHERE fact_id = ?", (fact_id,))
-        conn.execute(
-            "INSERT INTO fact_vec(fact_id, user_id, embedding, content_hash) VALUES (?, ?, ?, ?)",
-            (fact_id, user_id, blob, digest),
-        )
-
-    def _drop_vector(self, conn, fact_id: str) -> None:
-        if self.db.vector_state.ok:
-            conn.execute("DELETE FROM fact_vec WHERE fact_id = ?", (fact_id,))

@@ -11,19 +11,20 @@ Injection order and budgets are not decided here but in context/memory.py.
 from __future__ import annotations
 
 import hashlib
-import struct
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store._clock import new_id, now_iso
 from store._db import Connection, Database
 from store._errors import NotFound
+from store._uservec import UserVectors
 from store._vectors import EmbedJob
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")
 SCOPES = ("global", "project")
 ORIGINS = ("manual", "learned")
-KNN_MAX_K = 4096  # sqlite-vec 0.1.9 refuses larger k
+KNN_MAX_K = 4096  # sqlite-vec 0.1.9's limit for k, kept for the in-memory index
 
 _COLUMNS = (
     "m.id, m.user_id, m.type, m.scope, m.project_id, m.origin, m.content, "
@@ -65,10 +66,6 @@ def _memories(conn: Connection, sql: str, params: tuple) -> list[Memory]:
     return cursor.execute(sql, params).fetchall()
 
 
-def _blob(vector: Sequence[float]) -> bytes:
-    return struct.pack(f"{len(vector)}f", *vector)
-
-
 def _bump_version(conn: Connection, user_id: str) -> None:
     conn.execute(
         "INSERT INTO user_memory_versions(user_id, version) VALUES (?, 1) "
@@ -91,6 +88,7 @@ class Memories:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._vectors = UserVectors(db, self.table, "memory_id")
 
     # -- writes ------------------------------------------------------------------------
 
@@ -114,7 +112,7 @@ class Memories:
                 (memory_id, user_id, type, scope, project_id, origin, content, digest, now, now),
             )
             if embedding is not None:
-                self._put_vector(conn, memory_id, user_id, embedding, digest)
+                self._vectors.put(conn, memory_id, user_id, embedding, digest)
             _bump_version(conn, user_id)
         return self.get(user_id, memory_id)
 
@@ -146,9 +144,9 @@ class Memories:
                 (type, scope, project_id, content, digest, now_iso(), memory_id),
             )
             if embedding is not None:
-                self._put_vector(conn, memory_id, user_id, embedding, digest)
+                self._vectors.put(conn, memory_id, user_id, embedding, digest)
             elif row["content_hash"] != digest:
-                self._drop_vector(conn, memory_id)
+                self._vectors.drop(conn, memory_id, user_id)
             _bump_version(conn, user_id)
         return self.get(user_id, memory_id)
 
@@ -163,27 +161,8 @@ class Memories:
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no memory {memory_id}")
-            self._drop_vector(conn, memory_id)
+            self._vectors.drop(conn, memory_id, user_id)
             _bump_version(conn, user_id)
-
-    def _put_vector(self, conn, memory_id, user_id, embedding, digest) -> None:
-        # Without usable vectors the row is simply left for backfill.
-        if not self.db.vector_state.ok:
-            return
-        if len(embedding) != self.db.embed_dim:
-            raise ValueError(f"embedding has {len(embedding)} dimensions, not {self.db.embed_dim}")
-        conn.execute("DELETE FROM user_memory_vec WHERE memory_id = ?", (memory_id,))
-        conn.execute(
-            "INSERT INTO user_memory_vec(memory_id, user_id, embedding, content_hash) "
-            "VALUES (?, ?, ?, ?)",
-            (memory_id, user_id, _blob(embedding), digest),
-        )
-
-    def _drop_vector(self, conn, memory_id: str) -> None:
-        # Recall joins live rows by content hash, so a row left behind while
-        # sqlite-vec is unavailable can never surface a deleted or edited memory.
-        if self.db.vector_state.ok:
-            conn.execute("DELETE FROM user_memory_vec WHERE memory_id = ?", (memory_id,))
 
     # -- reads -------------------------------------------------------------------------
 
@@ -234,20 +213,22 @@ class Memories:
         """The user's `k` nearest vectors (cosine), kept when their memory is live,
         applies in `project_id` and still has the content the vector was made from.
         Filters apply after top-k (vec0), so fewer than `k` may come back."""
-        conn = self.db.require_vectors()
-        cursor = conn.cursor()
-        cursor.row_factory = lambda _, row: (Memory(*row[:-1]), float(row[-1]))
-        return cursor.execute(
-            # MATERIALIZED: a flattened CTE would push the join's content_hash test
-            # into vec0, which refuses constraints on auxiliary columns in KNN.
-            "WITH knn AS MATERIALIZED (SELECT memory_id, distance, content_hash "
-            "  FROM user_memory_vec WHERE embedding MATCH ? AND k = ? AND user_id = ?) "
-            f"SELECT {_COLUMNS}, knn.distance FROM knn "
-            "JOIN user_memory m ON m.id = knn.memory_id AND m.content_hash = knn.content_hash "
-            f"WHERE m.user_id = ? AND m.deleted_at IS NULL AND {_APPLIES} "
-            "ORDER BY knn.distance, m.id",
-            (_blob(vector), max(1, min(k, KNN_MAX_K)), user_id, user_id, project_id),
-        ).fetchall()
+        nearest = self._vectors.nearest(user_id, vector, max(1, min(k, KNN_MAX_K)))
+        if not nearest:
+            return []
+        cursor = self.db.connection().cursor()
+        cursor.row_factory = lambda _, row: (Memory(*row[:-1]), row[-1])
+        live = {memory.id: (memory, digest) for memory, digest in cursor.execute(
+            f"SELECT {_COLUMNS}, m.content_hash FROM user_memory m "
+            "WHERE m.id IN (SELECT value FROM json_each(?)) "
+            f"AND m.user_id = ? AND m.deleted_at IS NULL AND {_APPLIES}",
+            (json.dumps([hit[0] for hit in nearest]), user_id, project_id),
+        )}
+        # A vector made from other content (left while vectors were off) never matches.
+        found = [(live[memory_id][0], distance) for memory_id, distance, digest in nearest
+                 if memory_id in live and live[memory_id][1] == digest]
+        found.sort(key=lambda hit: (hit[1], hit[0].id))
+        return found
 
     # -- Reindexable -------------------------------------------------------------------
 
@@ -273,4 +254,4 @@ class Memories:
                     (job.row_id, job.content_hash),
                 ).fetchone()
                 if row is not None:
-                    self._put_vector(conn, job.row_id, row["user_id"], vector, job.content_hash)
+                    self._vectors.put(conn, job.row_id, row["user_id"], vector, job.content_hash)
