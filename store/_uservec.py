@@ -20,6 +20,10 @@ from store._clock import new_id
 from store._db import Database
 from store._vectors import EPOCH_KEY
 
+# `nearest()`'s answer passed to SQL as JSON (:knn): joined with the plain table there.
+KNN_ROWS = ("SELECT value ->> 0 AS id, value ->> 1 AS distance, value ->> 2 AS content_hash "
+            "FROM json_each(:knn)")
+
 
 class UserVectors:
     """Writes to and exact KNN over one vec0 table keyed by `id_column`, partitioned
@@ -31,17 +35,20 @@ class UserVectors:
         self.id_column = id_column
         self._partitions = _vecindex.Partitions(db.embed_dim)
 
-    def blob(self, vector: Sequence[float]) -> bytes:
+    def _blob(self, vector: Sequence[float]) -> bytes:
+        self._check(vector)
+        return array("f", vector).tobytes()
+
+    def _check(self, vector: Sequence[float]) -> None:
         if len(vector) != self.db.embed_dim:
             raise ValueError(f"expected a {self.db.embed_dim}-d vector, got {len(vector)}-d")
-        return array("f", vector).tobytes()
 
     def put(self, conn, row_id: str, user_id: str, vector, digest: str) -> None:
         """Replace the row's vector (sqlite-vec 0.1.9 has no upsert: delete + insert)
         inside the caller's transaction. Skipped while vectors are unavailable."""
         if not self.db.vector_state.ok:
             return
-        blob = self.blob(vector)
+        blob = self._blob(vector)
         conn.execute(f"DELETE FROM {self.table} WHERE {self.id_column} = ?", (row_id,))
         conn.execute(
             f"INSERT INTO {self.table}({self.id_column}, user_id, embedding, content_hash) "
@@ -59,6 +66,7 @@ class UserVectors:
         """(row id, cosine distance, content hash of the vector) of the user's `k`
         nearest vectors, nearest first. VectorUnavailable when vectors are off."""
         conn = self.db.require_vectors()
+        self._check(vector)
         generation = self._generation(conn, user_id)
         snapshot, hashes = self._partitions.get(
             user_id, generation, lambda: conn.execute(

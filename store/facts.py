@@ -18,6 +18,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from store import _uservec
 from store._clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound, StoreError
@@ -280,22 +281,17 @@ class Facts:
         # Expired facts may still hold vectors and are filtered after the KNN:
         # over-fetch so they rarely cost a result.
         k = min(KNN_MAX_K, max(1, limit) * 2 + 10)
-        nearest = [hit for hit in self._vectors.nearest(user_id, vector, k)
-                   if hit[1] <= max_distance]
-        if not nearest:
-            return []
+        nearest = self._vectors.nearest(user_id, vector, k)
         rows = self.db.connection().execute(
-            f"SELECT {_COLUMNS}, f.content_hash FROM facts f "
-            f"WHERE f.id IN (SELECT value FROM json_each(:ids)) AND f.user_id = :user AND {_LIVE}",
-            {"ids": json.dumps([hit[0] for hit in nearest]), "user": user_id, "now": now_iso()},
+            # A vector made from other text (left while vectors were off) never matches.
+            f"WITH knn AS ({_uservec.KNN_ROWS}) SELECT {_COLUMNS}, knn.distance FROM knn "
+            "JOIN facts f ON f.id = knn.id AND f.content_hash = knn.content_hash "
+            f"WHERE knn.distance <= :max AND f.user_id = :user AND {_LIVE} "
+            "ORDER BY knn.distance, f.id LIMIT :limit",
+            {"knn": json.dumps(nearest), "user": user_id, "max": max_distance,
+             "now": now_iso(), "limit": limit},
         ).fetchall()
-        live = {row["id"]: row for row in rows}
-        # A vector made from other text (left while vectors were off) never matches.
-        hits = [FactHit(_row_to_fact(live[fact_id]), distance)
-                for fact_id, distance, digest in nearest
-                if fact_id in live and live[fact_id]["content_hash"] == digest]
-        hits.sort(key=lambda hit: (hit.distance, hit.fact.id))
-        return hits[:limit]
+        return [FactHit(_row_to_fact(row), float(row["distance"])) for row in rows]
 
     def vector_count(self, user_id: str | None = None) -> int:
         conn = self.db.require_vectors()

@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from store import _uservec
 from store._clock import new_id, now_iso
 from store._db import Connection, Database
 from store._errors import NotFound
@@ -214,21 +215,16 @@ class Memories:
         applies in `project_id` and still has the content the vector was made from.
         Filters apply after top-k (vec0), so fewer than `k` may come back."""
         nearest = self._vectors.nearest(user_id, vector, max(1, min(k, KNN_MAX_K)))
-        if not nearest:
-            return []
         cursor = self.db.connection().cursor()
-        cursor.row_factory = lambda _, row: (Memory(*row[:-1]), row[-1])
-        live = {memory.id: (memory, digest) for memory, digest in cursor.execute(
-            f"SELECT {_COLUMNS}, m.content_hash FROM user_memory m "
-            "WHERE m.id IN (SELECT value FROM json_each(?)) "
-            f"AND m.user_id = ? AND m.deleted_at IS NULL AND {_APPLIES}",
-            (json.dumps([hit[0] for hit in nearest]), user_id, project_id),
-        )}
-        # A vector made from other content (left while vectors were off) never matches.
-        found = [(live[memory_id][0], distance) for memory_id, distance, digest in nearest
-                 if memory_id in live and live[memory_id][1] == digest]
-        found.sort(key=lambda hit: (hit[1], hit[0].id))
-        return found
+        cursor.row_factory = lambda _, row: (Memory(*row[:-1]), float(row[-1]))
+        return cursor.execute(
+            # A vector made from other content (left while vectors were off) never matches.
+            f"WITH knn AS ({_uservec.KNN_ROWS}) SELECT {_COLUMNS}, knn.distance FROM knn "
+            "JOIN user_memory m ON m.id = knn.id AND m.content_hash = knn.content_hash "
+            "WHERE m.user_id = :user AND m.deleted_at IS NULL "
+            "AND (m.scope = 'global' OR m.project_id = :project) ORDER BY knn.distance, m.id",
+            {"knn": json.dumps(nearest), "user": user_id, "project": project_id},
+        ).fetchall()
 
     # -- Reindexable -------------------------------------------------------------------
 
