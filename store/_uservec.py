@@ -43,24 +43,28 @@ class UserVectors:
         if len(vector) != self.db.embed_dim:
             raise ValueError(f"expected a {self.db.embed_dim}-d vector, got {len(vector)}-d")
 
-    def put(self, conn, row_id: str, user_id: str, vector, digest: str) -> None:
-        """Replace the row's vector (sqlite-vec 0.1.9 has no upsert: delete + insert)
-        inside the caller's transaction. Skipped while vectors are unavailable."""
-        if not self.db.vector_state.ok:
+    def put(self, conn, user_id: str, rows: list[tuple[str, Sequence[float], str]]) -> None:
+        """Replace the vectors of the user's (row id, vector, content hash) rows inside the
+        caller's transaction (sqlite-vec 0.1.9 has no upsert: delete + insert); one patch
+        of the in-memory copy per call. Skipped while vectors are unavailable."""
+        if not self.db.vector_state.ok or not rows:
             return
-        blob = self._blob(vector)
-        conn.execute(f"DELETE FROM {self.table} WHERE {self.id_column} = ?", (row_id,))
-        conn.execute(
-            f"INSERT INTO {self.table}({self.id_column}, user_id, embedding, content_hash) "
-            "VALUES (?, ?, ?, ?)",
-            (row_id, user_id, blob, digest),
-        )
-        self._changed(conn, user_id, row_id, [(row_id, blob, digest)])
+        # Keyed by id: a row listed twice is stored once, as vec0 holds it.
+        stored = list({row_id: (row_id, self._blob(vector), digest)
+                       for row_id, vector, digest in rows}.values())
+        for row_id, blob, digest in stored:
+            conn.execute(f"DELETE FROM {self.table} WHERE {self.id_column} = ?", (row_id,))
+            conn.execute(
+                f"INSERT INTO {self.table}({self.id_column}, user_id, embedding, content_hash) "
+                "VALUES (?, ?, ?, ?)",
+                (row_id, user_id, blob, digest),
+            )
+        self._changed(conn, user_id, {row[0] for row in stored}, stored)
 
     def drop(self, conn, row_id: str, user_id: str) -> None:
         if self.db.vector_state.ok:
             conn.execute(f"DELETE FROM {self.table} WHERE {self.id_column} = ?", (row_id,))
-            self._changed(conn, user_id, row_id, [])
+            self._changed(conn, user_id, {row_id}, [])
 
     def nearest(self, user_id: str, vector: Sequence[float], k: int):
         """(row id, cosine distance, content hash of the vector) of the user's `k`
@@ -85,7 +89,7 @@ class UserVectors:
         ).fetchone()
         return f"{epoch}:{user}:{self.db.embed_dim}"
 
-    def _changed(self, conn, user_id: str, row_id: str, rows: list) -> None:
+    def _changed(self, conn, user_id: str, removed: set[str], rows: list) -> None:
         before = self._generation(conn, user_id)
         _meta.put(conn, self._key(user_id), new_id())
-        self._partitions.changed(user_id, before, self._generation(conn, user_id), {row_id}, rows)
+        self._partitions.changed(user_id, before, self._generation(conn, user_id), removed, rows)

@@ -130,7 +130,7 @@ class Facts:
                 (fact_id, user_id, category, text, content_hash(text), now, now),
             )
             if embedding is not None:
-                self._vectors.put(conn, fact_id, user_id, embedding, content_hash(text))
+                self._vectors.put(conn, user_id, [(fact_id, embedding, content_hash(text))])
         return self.get(user_id, fact_id)
 
     def get(self, user_id: str, fact_id: str) -> Fact:
@@ -203,7 +203,7 @@ class Facts:
                 (category or current.category, new_text, new_hash, now_iso(), fact_id, user_id),
             )
             if embedding is not None:
-                self._vectors.put(conn, fact_id, user_id, embedding, new_hash)
+                self._vectors.put(conn, user_id, [(fact_id, embedding, new_hash)])
             elif new_text != current.fact:
                 self._vectors.drop(conn, fact_id, user_id)
         return self.get(user_id, fact_id)
@@ -266,13 +266,17 @@ class Facts:
         """Store vectors for jobs whose fact still has the text they were made from."""
         self.db.require_vectors()
         with self.db.transaction() as conn:
+            by_user: dict[str, list] = {}
             for job, vector in items:
                 row = conn.execute(
                     "SELECT user_id FROM facts WHERE id = ? AND content_hash = ?",
                     (job.row_id, job.content_hash),
                 ).fetchone()
                 if row is not None:  # else changed or deleted meanwhile: skip
-                    self._vectors.put(conn, job.row_id, row["user_id"], vector, job.content_hash)
+                    by_user.setdefault(row["user_id"], []).append(
+                        (job.row_id, vector, job.content_hash))
+            for user_id, rows in by_user.items():
+                self._vectors.put(conn, user_id, rows)
 
     def search_by_vector(
         self, user_id: str, vector: list[float], *, limit: int = 10, max_distance: float = 1.0

@@ -113,7 +113,7 @@ class Memories:
                 (memory_id, user_id, type, scope, project_id, origin, content, digest, now, now),
             )
             if embedding is not None:
-                self._vectors.put(conn, memory_id, user_id, embedding, digest)
+                self._vectors.put(conn, user_id, [(memory_id, embedding, digest)])
             _bump_version(conn, user_id)
         return self.get(user_id, memory_id)
 
@@ -145,7 +145,7 @@ class Memories:
                 (type, scope, project_id, content, digest, now_iso(), memory_id),
             )
             if embedding is not None:
-                self._vectors.put(conn, memory_id, user_id, embedding, digest)
+                self._vectors.put(conn, user_id, [(memory_id, embedding, digest)])
             elif row["content_hash"] != digest:
                 self._vectors.drop(conn, memory_id, user_id)
             _bump_version(conn, user_id)
@@ -243,6 +243,7 @@ class Memories:
         """Store vectors for jobs whose memory is still live with the same content."""
         self.db.require_vectors()
         with self.db.transaction() as conn:
+            by_user: dict[str, list] = {}
             for job, vector in items:
                 row = conn.execute(
                     "SELECT user_id FROM user_memory "
@@ -250,4 +251,7 @@ class Memories:
                     (job.row_id, job.content_hash),
                 ).fetchone()
                 if row is not None:
-                    self._vectors.put(conn, job.row_id, row["user_id"], vector, job.content_hash)
+                    by_user.setdefault(row["user_id"], []).append(
+                        (job.row_id, vector, job.content_hash))
+            for user_id, rows in by_user.items():
+                self._vectors.put(conn, user_id, rows)

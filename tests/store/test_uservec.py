@@ -64,6 +64,28 @@ def test_fact_search_agrees_with_vec0_knn(dbs):
             row[0] for row in exact[:5]]
 
 
+def test_writes_patch_the_cached_copy_like_vec0(dbs):
+    db, _ = dbs
+    rng = np.random.default_rng(15)
+    ann = Users(db).add("ann")[0].id
+    facts = Facts(db)
+    made = [facts.create(ann, category="core", fact=f"fact {i}", embedding=_vec(rng))
+            for i in range(50)]
+    query = _vec(rng)
+    assert facts.search_by_vector(ann, query, limit=5)  # cached now
+    texts = [f"later {i}" for i in range(40)]
+    later = [facts.create(ann, category="core", fact=text) for text in texts]
+    jobs = [EmbedJob(f.id, f.fact, content_hash(f.fact)) for f in later]
+    facts.save_embeddings([(job, _vec(rng)) for job in jobs] + [(jobs[0], query)])
+    facts.update(ann, made[0].id, fact="changed", embedding=_vec(rng))
+    facts.delete(ann, made[1].id)
+    for _ in range(10):
+        exact = _vec0_knn(db, "fact_vec", "fact_id", ann, query, 10)
+        assert [h.fact.id for h in facts.search_by_vector(ann, query, limit=10, max_distance=2)
+                ] == [row[0] for row in exact]
+        query = _vec(rng)
+
+
 def test_memory_recall_agrees_with_vec0_knn(dbs):
     db, _ = dbs
     rng = np.random.default_rng(8)
