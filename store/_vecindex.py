@@ -6,10 +6,17 @@ snapshot answers queries: hamming distance over sign bits (around the mean vecto
 candidates, exact cosine over their float16 vectors orders them (figures:
 evals/results/vector_bench.md). Visibility and source_type are masks applied
 before any cut. A snapshot is rebuilt when the store's generation changes.
+
+`Partitions` keeps exact float32 snapshots per user for the small vec0 tables
+(`fact_vec`, `user_memory_vec`): vec0's KNN reads every vector of the partition
+from SQLite on each query, numpy scores an in-memory copy in a fraction of that.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,9 +35,11 @@ class Snapshot:
     type_codes: dict[str, int]
 
     def search(
-        self, query: np.ndarray, *, viewer_id: str, source_type: str | None, k: int, rescore: int
+        self, query: np.ndarray, *, viewer_id: str = "", source_type: str | None = None, k: int,
+        rescore: int | None,
     ) -> list[tuple[str, float]]:
-        """(chunk id, cosine distance) of the k nearest visible rows, nearest first."""
+        """(row id, cosine distance) of the k nearest visible rows, nearest first.
+        `rescore=None` scores every visible row exactly (no binary pre-selection)."""
         if not self.ids or k <= 0:
             return []
         mask = self.owners == 0
@@ -42,24 +51,37 @@ class Snapshot:
         if visible == 0:
             return []
         query = _unit(query.astype(np.float32))
-        if visible <= rescore:
-            rows = np.flatnonzero(mask)
-        else:
+        floats = self.floats
+        if rescore is not None and visible > rescore:
             # Scan every row (no copy of the masked subset), then push hidden rows last.
             hamming = _hamming(self.bits, _sign_bits(query - self.center))
             hamming[~mask] = np.iinfo(hamming.dtype).max
-            rows = np.argpartition(hamming, rescore)[:rescore]
-        distance = 1.0 - self.floats[rows].astype(np.float32) @ query
+            # The `rescore` nearest codes plus any tied with the last: a histogram of the
+            # small distances finds the cut faster than argpartition over every row.
+            cut = np.searchsorted(np.cumsum(np.bincount(hamming)), rescore)
+            rows = np.flatnonzero(hamming <= cut)
+            floats = floats[rows]
+        elif visible == len(self.ids):
+            rows = np.arange(visible)  # everything visible: score in place, no copy
+        else:
+            rows = np.flatnonzero(mask)
+            floats = floats[rows]
+        # vecdot, not `@`: BLAS's threads cost 10x on a busy box for this matrix-vector product.
+        distance = 1.0 - np.vecdot(floats.astype(np.float32, copy=False), query)
+        if k < len(rows):
+            # Same answer as sorting everything: keep every row tied with the k-th.
+            near = np.flatnonzero(distance <= np.partition(distance, k - 1)[k - 1])
+            rows, distance = rows[near], distance[near]
         order = np.lexsort((rows, distance))[:k]
         return [(self.ids[rows[i]], float(distance[i])) for i in order]
-
 
     def changed(self, generation: str, remove: set[str], rows: list) -> Snapshot:
         """A copy without the `remove` ids and with `rows` appended: an in-process write
         costs a copy of the arrays instead of a reload. Bits keep the old mean vector."""
         keep = np.array([i not in remove for i in self.ids], dtype=bool)
         added = build(generation, rows, self.floats.shape[1], center=self.center,
-                      owner_codes=dict(self.owner_codes), type_codes=dict(self.type_codes))
+                      owner_codes=dict(self.owner_codes), type_codes=dict(self.type_codes),
+                      dtype=self.floats.dtype)
         return Snapshot(
             generation=generation,
             ids=[i for i, k in zip(self.ids, keep, strict=True) if k] + added.ids,
@@ -76,9 +98,10 @@ class Snapshot:
 def build(
     generation: str | None, rows: list[tuple[str, bytes, str, str]], dim: int, *,
     center: np.ndarray | None = None, owner_codes: dict | None = None,
-    type_codes: dict | None = None,
+    type_codes: dict | None = None, dtype=np.float16,
 ) -> Snapshot:
-    """A snapshot from (chunk id, float32 blob, owner id or '', source type) rows."""
+    """A snapshot from (row id, float32 blob, owner id or '', source type) rows;
+    `dtype` is the precision kept for scoring (float32: distances as vec0 gives them)."""
     owner_codes = owner_codes if owner_codes is not None else {"": 0}
     type_codes = type_codes if type_codes is not None else {}
     blobs = b"".join(row[1] for row in rows)
@@ -97,11 +120,58 @@ def build(
         owners=owners,
         types=types,
         bits=np.ascontiguousarray(_sign_bits(matrix - center).T),
-        floats=matrix.astype(np.float16),
+        floats=matrix.astype(dtype),
         center=center,
         owner_codes=owner_codes,
         type_codes=type_codes,
     )
+
+
+class Partitions:
+    """Exact per-partition (user) snapshots of one vec0 table, least recently used
+    dropped past `capacity`, plus each row's content hash for the stale-vector test.
+
+    The owner keeps a generation per partition (bumped in every vector-writing
+    transaction, also by other processes); a cached snapshot answers only while
+    its generation is the current one, and in-process writes patch it in place.
+    """
+
+    def __init__(self, dim: int, *, capacity: int = 32) -> None:
+        self.dim = dim
+        self.capacity = capacity
+        self._cached: OrderedDict[str, tuple[Snapshot, dict[str, str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str, generation: str, load: Callable[[], list]):
+        """(snapshot, id -> content hash) at `generation`; `load` returns
+        (id, float32 blob, content hash) rows read at that generation."""
+        with self._lock:
+            found = self._cached.get(key)
+            if found is not None and found[0].generation == generation:
+                self._cached.move_to_end(key)
+                return found
+        rows = load()
+        found = (build(generation, [(r[0], r[1], "", "") for r in rows], self.dim,
+                       dtype=np.float32), {r[0]: r[2] for r in rows})
+        with self._lock:
+            self._cached[key] = found
+            self._cached.move_to_end(key)
+            while len(self._cached) > self.capacity:
+                self._cached.popitem(last=False)
+        return found
+
+    def changed(self, key: str, before: str, after: str, remove: set[str], rows: list) -> None:
+        """Patch `key`'s snapshot from `before` to `after` (inside the writing transaction:
+        after a rollback `after` never becomes current and the next search reloads)."""
+        with self._lock:
+            found = self._cached.pop(key, None)
+            if found is None or found[0].generation != before:
+                return
+            snapshot, hashes = found
+            hashes = {i: h for i, h in hashes.items() if i not in remove}
+            hashes.update((r[0], r[2]) for r in rows)
+            self._cached[key] = (
+                snapshot.changed(after, remove, [(r[0], r[1], "", "") for r in rows]), hashes)
 
 
 def _hamming(columns: np.ndarray, query_words: np.ndarray) -> np.ndarray:

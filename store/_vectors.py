@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from store import _meta
+from store._clock import new_id
+
+# Changed by every reset: in-memory vector copies (store/_uservec.py) key on it.
+EPOCH_KEY = "vector_epoch"
 
 # name -> DDL template; {dim} is the embedding dimension.
 VECTOR_TABLES: dict[str, str] = {
@@ -56,6 +60,8 @@ def create_tables(conn, model: str, dim: int) -> None:
 def drop_tables(conn) -> None:
     for name in VECTOR_TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {name}")
+    conn.execute("DELETE FROM meta WHERE key LIKE 'vecgen:%'")
+    _meta.put(conn, EPOCH_KEY, new_id())
     _meta.delete(conn, "embedding_model")
     _meta.delete(conn, "embedding_dim")
 

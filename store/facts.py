@@ -15,16 +15,18 @@ while vector search is unavailable (no sqlite-vec, dimension CONFLICT):
 from __future__ import annotations
 
 import hashlib
-from array import array
+import json
 from dataclasses import dataclass
 
+from store import _uservec
 from store._clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound, StoreError
+from store._uservec import UserVectors
 from store._vectors import EmbedJob
 
 CATEGORIES = ("core", "technical", "project", "transient")
-KNN_MAX_K = 4096  # sqlite-vec's limit for `k`
+KNN_MAX_K = 4096  # sqlite-vec's limit for `k`, kept for the in-memory index
 FACT_MAX_CHARS = 2000
 
 # Live = not superseded and not expired; `:now` is bound by every query using it.
@@ -112,6 +114,7 @@ class Facts:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._vectors = UserVectors(db, self.table, "fact_id")
 
     # -- plain rows ------------------------------------------------------------------
 
@@ -127,7 +130,7 @@ class Facts:
                 (fact_id, user_id, category, text, content_hash(text), now, now),
             )
             if embedding is not None:
-                self._put_vector(conn, fact_id, user_id, embedding, content_hash(text))
+                self._vectors.put(conn, user_id, [(fact_id, embedding, content_hash(text))])
         return self.get(user_id, fact_id)
 
     def get(self, user_id: str, fact_id: str) -> Fact:
@@ -200,9 +203,9 @@ class Facts:
                 (category or current.category, new_text, new_hash, now_iso(), fact_id, user_id),
             )
             if embedding is not None:
-                self._put_vector(conn, fact_id, user_id, embedding, new_hash)
+                self._vectors.put(conn, user_id, [(fact_id, embedding, new_hash)])
             elif new_text != current.fact:
-                self._drop_vector(conn, fact_id)
+                self._vectors.drop(conn, fact_id, user_id)
         return self.get(user_id, fact_id)
 
     def delete(self, user_id: str, fact_id: str) -> None:
@@ -213,7 +216,7 @@ class Facts:
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no fact {fact_id}")
-            self._drop_vector(conn, fact_id)
+            self._vectors.drop(conn, fact_id, user_id)
 
     def record_extraction(
         self, fact_id: str, user_id: str, *, message_id: str | None, extracted_at: str
@@ -238,7 +241,8 @@ class Facts:
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no fact {old_id} of the same user as {by_id}")
-            self._drop_vector(conn, old_id)
+            user_id = conn.execute("SELECT user_id FROM facts WHERE id = ?", (old_id,)).fetchone()
+            self._vectors.drop(conn, old_id, user_id[0])
 
     # -- vectors (Reindexable) ---------------------------------------------------------
 
@@ -262,30 +266,33 @@ class Facts:
         """Store vectors for jobs whose fact still has the text they were made from."""
         self.db.require_vectors()
         with self.db.transaction() as conn:
+            by_user: dict[str, list] = {}
             for job, vector in items:
                 row = conn.execute(
                     "SELECT user_id FROM facts WHERE id = ? AND content_hash = ?",
                     (job.row_id, job.content_hash),
                 ).fetchone()
                 if row is not None:  # else changed or deleted meanwhile: skip
-                    self._put_vector(conn, job.row_id, row["user_id"], vector, job.content_hash)
+                    by_user.setdefault(row["user_id"], []).append(
+                        (job.row_id, vector, job.content_hash))
+            for user_id, rows in by_user.items():
+                self._vectors.put(conn, user_id, rows)
 
     def search_by_vector(
         self, user_id: str, vector: list[float], *, limit: int = 10, max_distance: float = 1.0
     ) -> list[FactHit]:
         """The user's live facts nearest to `vector`, closest first, within max_distance."""
-        conn = self.db.require_vectors()
         # Expired facts may still hold vectors and are filtered after the KNN:
         # over-fetch so they rarely cost a result.
         k = min(KNN_MAX_K, max(1, limit) * 2 + 10)
-        rows = conn.execute(
-            # MATERIALIZED: the KNN runs as written; no outer filter is pushed into vec0.
-            "WITH knn AS MATERIALIZED (SELECT fact_id, distance FROM fact_vec "
-            "WHERE embedding MATCH :vec AND k = :k AND user_id = :user) "
-            f"SELECT {_COLUMNS}, knn.distance FROM knn JOIN facts f ON f.id = knn.fact_id "
+        nearest = self._vectors.nearest(user_id, vector, k)
+        rows = self.db.connection().execute(
+            # A vector made from other text (left while vectors were off) never matches.
+            f"WITH knn AS ({_uservec.KNN_ROWS}) SELECT {_COLUMNS}, knn.distance FROM knn "
+            "JOIN facts f ON f.id = knn.id AND f.content_hash = knn.content_hash "
             f"WHERE knn.distance <= :max AND f.user_id = :user AND {_LIVE} "
             "ORDER BY knn.distance, f.id LIMIT :limit",
-            {"vec": self._blob(vector), "k": k, "user": user_id, "max": max_distance,
+            {"knn": json.dumps(nearest), "user": user_id, "max": max_distance,
              "now": now_iso(), "limit": limit},
         ).fetchall()
         return [FactHit(_row_to_fact(row), float(row["distance"])) for row in rows]
@@ -297,23 +304,3 @@ class Facts:
         return conn.execute(
             "SELECT count(*) FROM fact_vec WHERE user_id = ?", (user_id,)
         ).fetchone()[0]
-
-    def _blob(self, vector: list[float]) -> bytes:
-        if len(vector) != self.db.embed_dim:
-            raise ValueError(f"expected a {self.db.embed_dim}-d vector, got {len(vector)}-d")
-        return array("f", vector).tobytes()
-
-    def _put_vector(self, conn, fact_id: str, user_id: str, vector, digest: str) -> None:
-        # sqlite-vec 0.1.9 has no upsert: delete + insert inside the caller's transaction.
-        if not self.db.vector_state.ok:
-            return
-        blob = self._blob(vector)
-        conn.execute("DELETE FROM fact_vec WHERE fact_id = ?", (fact_id,))
-        conn.execute(
-            "INSERT INTO fact_vec(fact_id, user_id, embedding, content_hash) VALUES (?, ?, ?, ?)",
-            (fact_id, user_id, blob, digest),
-        )
-
-    def _drop_vector(self, conn, fact_id: str) -> None:
-        if self.db.vector_state.ok:
-            conn.execute("DELETE FROM fact_vec WHERE fact_id = ?", (fact_id,))

@@ -11,19 +11,21 @@ Injection order and budgets are not decided here but in context/memory.py.
 from __future__ import annotations
 
 import hashlib
-import struct
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from store import _uservec
 from store._clock import new_id, now_iso
 from store._db import Connection, Database
 from store._errors import NotFound
+from store._uservec import UserVectors
 from store._vectors import EmbedJob
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")
 SCOPES = ("global", "project")
 ORIGINS = ("manual", "learned")
-KNN_MAX_K = 4096  # sqlite-vec 0.1.9 refuses larger k
+KNN_MAX_K = 4096  # sqlite-vec 0.1.9's limit for k, kept for the in-memory index
 
 _COLUMNS = (
     "m.id, m.user_id, m.type, m.scope, m.project_id, m.origin, m.content, "
@@ -65,10 +67,6 @@ def _memories(conn: Connection, sql: str, params: tuple) -> list[Memory]:
     return cursor.execute(sql, params).fetchall()
 
 
-def _blob(vector: Sequence[float]) -> bytes:
-    return struct.pack(f"{len(vector)}f", *vector)
-
-
 def _bump_version(conn: Connection, user_id: str) -> None:
     conn.execute(
         "INSERT INTO user_memory_versions(user_id, version) VALUES (?, 1) "
@@ -91,6 +89,7 @@ class Memories:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._vectors = UserVectors(db, self.table, "memory_id")
 
     # -- writes ------------------------------------------------------------------------
 
@@ -114,7 +113,7 @@ class Memories:
                 (memory_id, user_id, type, scope, project_id, origin, content, digest, now, now),
             )
             if embedding is not None:
-                self._put_vector(conn, memory_id, user_id, embedding, digest)
+                self._vectors.put(conn, user_id, [(memory_id, embedding, digest)])
             _bump_version(conn, user_id)
         return self.get(user_id, memory_id)
 
@@ -146,9 +145,9 @@ class Memories:
                 (type, scope, project_id, content, digest, now_iso(), memory_id),
             )
             if embedding is not None:
-                self._put_vector(conn, memory_id, user_id, embedding, digest)
+                self._vectors.put(conn, user_id, [(memory_id, embedding, digest)])
             elif row["content_hash"] != digest:
-                self._drop_vector(conn, memory_id)
+                self._vectors.drop(conn, memory_id, user_id)
             _bump_version(conn, user_id)
         return self.get(user_id, memory_id)
 
@@ -163,27 +162,8 @@ class Memories:
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no memory {memory_id}")
-            self._drop_vector(conn, memory_id)
+            self._vectors.drop(conn, memory_id, user_id)
             _bump_version(conn, user_id)
-
-    def _put_vector(self, conn, memory_id, user_id, embedding, digest) -> None:
-        # Without usable vectors the row is simply left for backfill.
-        if not self.db.vector_state.ok:
-            return
-        if len(embedding) != self.db.embed_dim:
-            raise ValueError(f"embedding has {len(embedding)} dimensions, not {self.db.embed_dim}")
-        conn.execute("DELETE FROM user_memory_vec WHERE memory_id = ?", (memory_id,))
-        conn.execute(
-            "INSERT INTO user_memory_vec(memory_id, user_id, embedding, content_hash) "
-            "VALUES (?, ?, ?, ?)",
-            (memory_id, user_id, _blob(embedding), digest),
-        )
-
-    def _drop_vector(self, conn, memory_id: str) -> None:
-        # Recall joins live rows by content hash, so a row left behind while
-        # sqlite-vec is unavailable can never surface a deleted or edited memory.
-        if self.db.vector_state.ok:
-            conn.execute("DELETE FROM user_memory_vec WHERE memory_id = ?", (memory_id,))
 
     # -- reads -------------------------------------------------------------------------
 
@@ -234,19 +214,16 @@ class Memories:
         """The user's `k` nearest vectors (cosine), kept when their memory is live,
         applies in `project_id` and still has the content the vector was made from.
         Filters apply after top-k (vec0), so fewer than `k` may come back."""
-        conn = self.db.require_vectors()
-        cursor = conn.cursor()
+        nearest = self._vectors.nearest(user_id, vector, max(1, min(k, KNN_MAX_K)))
+        cursor = self.db.connection().cursor()
         cursor.row_factory = lambda _, row: (Memory(*row[:-1]), float(row[-1]))
         return cursor.execute(
-            # MATERIALIZED: a flattened CTE would push the join's content_hash test
-            # into vec0, which refuses constraints on auxiliary columns in KNN.
-            "WITH knn AS MATERIALIZED (SELECT memory_id, distance, content_hash "
-            "  FROM user_memory_vec WHERE embedding MATCH ? AND k = ? AND user_id = ?) "
-            f"SELECT {_COLUMNS}, knn.distance FROM knn "
-            "JOIN user_memory m ON m.id = knn.memory_id AND m.content_hash = knn.content_hash "
-            f"WHERE m.user_id = ? AND m.deleted_at IS NULL AND {_APPLIES} "
-            "ORDER BY knn.distance, m.id",
-            (_blob(vector), max(1, min(k, KNN_MAX_K)), user_id, user_id, project_id),
+            # A vector made from other content (left while vectors were off) never matches.
+            f"WITH knn AS ({_uservec.KNN_ROWS}) SELECT {_COLUMNS}, knn.distance FROM knn "
+            "JOIN user_memory m ON m.id = knn.id AND m.content_hash = knn.content_hash "
+            "WHERE m.user_id = :user AND m.deleted_at IS NULL "
+            "AND (m.scope = 'global' OR m.project_id = :project) ORDER BY knn.distance, m.id",
+            {"knn": json.dumps(nearest), "user": user_id, "project": project_id},
         ).fetchall()
 
     # -- Reindexable -------------------------------------------------------------------
@@ -266,6 +243,7 @@ class Memories:
         """Store vectors for jobs whose memory is still live with the same content."""
         self.db.require_vectors()
         with self.db.transaction() as conn:
+            by_user: dict[str, list] = {}
             for job, vector in items:
                 row = conn.execute(
                     "SELECT user_id FROM user_memory "
@@ -273,4 +251,7 @@ class Memories:
                     (job.row_id, job.content_hash),
                 ).fetchone()
                 if row is not None:
-                    self._put_vector(conn, job.row_id, row["user_id"], vector, job.content_hash)
+                    by_user.setdefault(row["user_id"], []).append(
+                        (job.row_id, vector, job.content_hash))
+            for user_id, rows in by_user.items():
+                self._vectors.put(conn, user_id, rows)
