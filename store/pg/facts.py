@@ -5,7 +5,7 @@ from __future__ import annotations
 from store._clock import now_iso
 from store._vectors import EmbedJob
 from store.facts import _COLUMNS, _LIVE, FactHit, Facts, _row_to_fact
-from store.pg._vector import vector
+from store.pg._vector import PgUserVectors, vector
 
 _UPSERT = "INSERT INTO fact_vec(fact_id, user_id, embedding, content_hash)"
 _ON_CONFLICT = (
@@ -15,6 +15,10 @@ _ON_CONFLICT = (
 
 
 class PgFacts(Facts):
+    def __init__(self, db) -> None:
+        super().__init__(db)
+        self._vectors = PgUserVectors(db, self.table, "fact_id")
+
     def recent(self, user_id: str, *, limit: int = 100):
         rows = self.db.connection().execute(
             f"SELECT * FROM (SELECT {_COLUMNS} FROM facts f WHERE f.user_id = :user AND {_LIVE})"
@@ -51,11 +55,3 @@ class PgFacts(Facts):
                 [(vector(v, self.db.embed_dim), job.row_id, job.content_hash)
                  for job, v in items],
             )
-
-    def _put_vector(self, conn, fact_id: str, user_id: str, values, digest: str) -> None:
-        if not self.db.vector_state.ok:
-            return
-        conn.bound_cursor().execute(
-            f"{_UPSERT} VALUES (?, ?, ?, ?) {_ON_CONFLICT}",
-            (fact_id, user_id, vector(values, self.db.embed_dim), digest),
-        )

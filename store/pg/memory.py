@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from store.memory import _APPLIES, _COLUMNS, Memories, Memory
-from store.pg._vector import vector
+from store.pg._vector import PgUserVectors, vector
 
 
 class PgMemories(Memories):
+    def __init__(self, db) -> None:
+        super().__init__(db)
+        self._vectors = PgUserVectors(db, self.table, "memory_id")
+
     def recall(
         self, user_id: str, query: Sequence[float], *, k: int, project_id: str | None
     ) -> list[tuple[Memory, float]]:
@@ -27,14 +31,3 @@ class PgMemories(Memories):
             " ORDER BY knn.distance, m.id",
             (vector(query, self.db.embed_dim), user_id, user_id, project_id, max(1, k)),
         ).fetchall()
-
-    def _put_vector(self, conn, memory_id, user_id, embedding, digest) -> None:
-        if not self.db.vector_state.ok:
-            return
-        conn.bound_cursor().execute(
-            "INSERT INTO user_memory_vec(memory_id, user_id, embedding, content_hash) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (memory_id) DO UPDATE SET "
-            "user_id = excluded.user_id, embedding = excluded.embedding, "
-            "content_hash = excluded.content_hash",
-            (memory_id, user_id, vector(embedding, self.db.embed_dim), digest),
-        )
