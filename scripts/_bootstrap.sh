@@ -1,6 +1,6 @@
 # Sourced by serve.sh and test.sh: create .venv and install chatsvc with its extras,
 # again only when pyproject.toml changed. First install builds llama-cpp-python from
-# source (about 5-10 minutes on 2 cores); later runs take seconds.
+# source (about 5-12 minutes on 2 cores); later runs take seconds.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON=${PYTHON:-python3}
@@ -12,7 +12,7 @@ fi
 stamp=.venv/.chatsvc-installed
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "installing chatsvc into .venv (first time: llama-cpp-python builds, ~5-10 min)..." >&2
+    echo "installing chatsvc into .venv (first time: llama-cpp-python compiles, ~5-12 min)..." >&2
     .venv/bin/python -m pip install --quiet --upgrade pip
     CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
         .venv/bin/python -m pip install --quiet -e ".[local,dev]"
