@@ -36,7 +36,42 @@ class VectorState:
     detail: str
 
 
-class Database:
+class PerThreadConnections:
+    """One connection per thread, each used only by the thread that opened it.
+
+    Subclasses provide `_open()`; `_usable(conn)` lets a backend replace a
+    connection the server closed. `close()` closes every thread's connection.
+    """
+
+    def _init_connections(self) -> None:
+        self._local = threading.local()
+        self._all: list = []
+        self._lock = threading.Lock()
+
+    def _open(self):
+        raise NotImplementedError
+
+    def _usable(self, conn) -> bool:
+        return True
+
+    def connection(self):
+        conn = getattr(self._local, "conn", None)
+        if conn is None or not self._usable(conn):
+            conn = self._open()
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+
+class Database(PerThreadConnections):
     """One SQLite file. `connection()` hands each thread its own connection.
 
     Migrations run on open. Vector tables are created for `embed_model`/`embed_dim`
@@ -58,9 +93,7 @@ class Database:
         self.embed_model = embed_model
         self.embed_dim = embed_dim
         self._vec_path = sqlite_vec_path
-        self._local = threading.local()
-        self._all: list[Connection] = []
-        self._lock = threading.Lock()
+        self._init_connections()
         self._vec_error: str | None = None
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,15 +102,6 @@ class Database:
         self.vector_state = self._prepare_vectors(conn)
 
     # -- connections ---------------------------------------------------------------
-
-    def connection(self) -> Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._open()
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
 
     def _open(self) -> Connection:
         # check_same_thread=False only so close() can run from the closing thread;
@@ -112,13 +136,6 @@ class Database:
             if self._vec_error is None:
                 log.warning("sqlite-vec could not be loaded: %s", exc)
             self._vec_error = f"sqlite-vec could not be loaded ({exc})"
-
-    def close(self) -> None:
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:

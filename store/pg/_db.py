@@ -11,13 +11,12 @@ like SQLite's. Background jobs take per-user advisory locks (`job_lock`).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 from store import _meta, _migrations, _vectors
-from store._db import VectorState
+from store._db import PerThreadConnections, VectorState
 from store._errors import VectorUnavailable
 from store.pg._conn import Connection
 
@@ -65,7 +64,7 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PgDatabase:
+class PgDatabase(PerThreadConnections):
     """One PostgreSQL database. Same public surface as `store.Database`."""
 
     dialect = "postgresql"
@@ -75,9 +74,7 @@ class PgDatabase:
         self.path = redact(url)
         self.embed_model = embed_model
         self.embed_dim = embed_dim
-        self._local = threading.local()
-        self._all: list[Connection] = []
-        self._lock = threading.Lock()
+        self._init_connections()
         with self._startup_lock() as conn:
             applied = self._migrate(conn)
             self.vector_state = self._prepare_vectors(conn)
@@ -94,21 +91,8 @@ class PgDatabase:
         conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
         return conn
 
-    def connection(self) -> Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or conn.raw.closed:
-            conn = self._open()
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
-
-    def close(self) -> None:
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
+    def _usable(self, conn: Connection) -> bool:
+        return not conn.raw.closed  # the server may drop idle connections
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
