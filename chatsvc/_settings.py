@@ -14,11 +14,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from chatsvc._errors import SettingsError
+from context import STRATEGIES
 
 EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
-# Placement of the per-message block (context.STRATEGIES; system_rag is for evals only).
-CONTEXT_STRATEGIES = ("before_conversation", "before_last_user", "system_rag")
+# Placement of the per-message block (system_rag is for evals only).
+CONTEXT_STRATEGIES = STRATEGIES
 EXTRACT_JSON_MODES = ("json_object", "schema", "off")
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.

@@ -8,6 +8,11 @@ The stable prefix is one system message whose sections appear in that order
 (empty layers are left out); its bytes depend only on the snapshot data, the
 date and the timezone. `prefix_hash` is the sha256 of the canonical JSON of the
 stable messages. Where the per-message block goes is a named strategy.
+
+`in_history` keeps each turn's block in the history, just before the user
+message it was found for, so every request extends the previous one (append-only:
+a provider cache covers all but the newest turn), and a new block carries only the
+items not already visible in the kept history.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from context.budget import Budgets, fit_lines, tokens, trim_history
 from context.layers import FactHit, MemoryItem, Message, Post, Snippet
 from context.snapshot import Snapshot
 
-STRATEGIES = ("before_conversation", "before_last_user", "system_rag")
+STRATEGIES = ("before_conversation", "before_last_user", "in_history", "system_rag")
+RETAINING = frozenset({"in_history"})  # strategies that keep blocks in the history
 DEFAULT_STRATEGY = "before_conversation"
 DEFAULT_BUDGETS = Budgets()
 
@@ -46,6 +52,8 @@ class Assembly:
     context_index: int | None  # index of the per-message user block, if one was sent
     tokens: dict[str, int] = field(default_factory=dict)
     dropped_turns: int = 0
+    # The block to store with the current user message ('' unless the strategy retains it).
+    retained_context: str = ""
 
 
 def canonical(messages: Sequence[dict[str, str]]) -> str:
@@ -78,27 +86,48 @@ def _stable_sections(
     return layers
 
 
-def message_context(dynamic: Dynamic, budget: int) -> str:
-    """The per-message block text, '' when there is nothing to say."""
+def _unseen(lines: list[str], seen: str) -> list[str]:
+    # Every item line of a block sits between newlines, so this finds whole items only.
+    return [line for line in lines if f"\n{line}\n" not in seen] if seen else lines
+
+
+def message_context(dynamic: Dynamic, budget: int, seen: str = "") -> str:
+    """The per-message block text, '' when there is nothing to say.
+
+    Items whose line already appears in `seen` (blocks kept in the history) are left
+    out: the model can read them a few messages up; and the rules of a full block
+    already there are not repeated.
+    """
     if dynamic.posts is not None:
         header = tokens(render.template("fallback_posts"))
-        kept = fit_lines(render.post_lines(dynamic.posts), budget, header)
+        posts = _unseen(render.post_lines(dynamic.posts), seen)
+        kept = fit_lines(posts, budget, header)
         return render.section("fallback_posts", posts=kept) if kept else ""
     groups = [
-        render.fact_hit_lines(dynamic.facts),
-        render.memory_lines(dynamic.memories),
-        render.snippet_lines(dynamic.snippets),
+        _unseen(render.fact_hit_lines(dynamic.facts), seen),
+        _unseen(render.memory_lines(dynamic.memories), seen),
+        _unseen(render.snippet_lines(dynamic.snippets), seen),
     ]
     if not any(groups):
         return ""
+    # Once a full block (with its rules) is in the history, later ones are short.
+    short = _full_block_header() in seen
+    name = "message_context_more" if short else "message_context"
     # Facts first, then memories, then snippets share what the budget leaves.
-    left = budget - tokens(render.template("message_context"))
+    left = budget - tokens(render.template(name))
     kept = []
     for lines in groups:
         fitted = fit_lines(lines, left)
         left -= sum(tokens(line) + 1 for line in fitted)
         kept.append(fitted)
-    return render.section("message_context", facts=kept[0], memories=kept[1], snippets=kept[2])
+    if short:
+        items = [line for lines in kept for line in lines]
+        return render.section(name, items=items) if items else ""
+    return render.section(name, facts=kept[0], memories=kept[1], snippets=kept[2])
+
+
+def _full_block_header() -> str:
+    return render.template("message_context").split("\n", 1)[0]
 
 
 def assemble(
@@ -116,31 +145,22 @@ def assemble(
         raise ValueError(f"unknown placement strategy {strategy!r}: use one of {STRATEGIES}")
     sections = _stable_sections(snapshot, today, timezone, budgets)
     stable = [{"role": "system", "content": "\n\n".join(sections.values())}]
-    block = message_context(dynamic, budgets.message_context)
     # An API client's own system messages stay (never trimmed) right after the
     # stable prefix; they are stable for that client's session too.
     instructions = [{"role": "system", "content": m.content} for m in history
                     if m.role == "system"]
-    turns = [m for m in history if m.role != "system"]
-    kept, dropped = trim_history(turns, budgets.history, budgets.step_turns)
-    conversation = [{"role": m.role, "content": m.content} for m in kept]
+    retain = strategy in RETAINING
+    turns = [m if retain else Message(m.role, m.content) for m in history if m.role != "system"]
+    # Kept blocks live in the history: it gets their budget too, so the prompt has
+    # the same ceiling under every layout.
+    allowed = budgets.history + (budgets.message_context if retain else 0)
+    kept, dropped = trim_history(turns, allowed, budgets.history_refill)
+    seen = "".join(f"\n{m.context}\n" for m in kept if m.context)
+    block = message_context(dynamic, budgets.message_context, seen)
+    conversation = [entry for m in kept for entry in _with_context(m)]
     conversation.append({"role": "user", "content": current})
 
-    pair = [{"role": "user", "content": block},
-            {"role": "assistant", "content": render.template("ack")}] if block else []
-    if strategy == "system_rag" and block:
-        # The common mistake, kept for the evaluation harness: the query-dependent
-        # block inside the system prompt changes the first bytes on every turn.
-        sent = [{"role": "system", "content": stable[0]["content"] + "\n\n" + block}]
-        messages, context_index = sent + instructions + conversation, 0
-    elif strategy == "before_last_user":
-        head = stable + instructions + conversation[:-1]
-        messages = head + pair + conversation[-1:]
-        context_index = len(head) if block else None
-    else:
-        head = stable + instructions
-        messages = head + pair + conversation
-        context_index = len(head) if block else None
+    messages, context_index = _place(strategy, stable + instructions, conversation, block)
 
     counts = {name: tokens(text) for name, text in sections.items()}
     counts["message_context"] = tokens(block) if block else 0
@@ -154,4 +174,34 @@ def assemble(
         context_index=context_index,
         tokens=counts,
         dropped_turns=dropped,
+        retained_context=block if retain else "",
     )
+
+
+def _place(
+    strategy: str, head: list[dict[str, str]], conversation: list[dict[str, str]], block: str
+) -> tuple[list[dict[str, str]], int | None]:
+    """(messages, index of the block's user message or None) for a placement strategy."""
+    if not block:
+        return head + conversation, None
+    if strategy == "system_rag":
+        # The common mistake, kept for the evaluation harness: the query-dependent
+        # block inside the system prompt changes the first bytes on every turn.
+        system = {"role": "system", "content": head[0]["content"] + "\n\n" + block}
+        return [system, *head[1:], *conversation], 0
+    if strategy in ("before_last_user", "in_history"):
+        head = head + conversation[:-1]
+        conversation = conversation[-1:]
+    return head + _context_pair(block) + conversation, len(head)
+
+
+def _context_pair(block: str) -> list[dict[str, str]]:
+    """A block goes to the model as a user message answered by a fixed acknowledgement."""
+    if not block:
+        return []
+    return [{"role": "user", "content": block},
+            {"role": "assistant", "content": render.template("ack")}]
+
+
+def _with_context(message: Message) -> list[dict[str, str]]:
+    return [*_context_pair(message.context), {"role": message.role, "content": message.content}]

@@ -1,9 +1,11 @@
 """Token budgets: whole items dropped from the end of a layer, whole turns from history.
 
-History is trimmed in large steps (`step_turns` whole turns at a time, on a fixed
-grid counted from the first turn), so the first kept turn moves only when the
-history outgrows the budget again: most turns send the same history start and
-keep the upstream cache warm.
+History is trimmed like a buffer with a low-water mark: once it outgrows its
+budget, the oldest whole turns go until it fills only `history_refill` of the
+budget, so the first kept turn moves rarely (each move is a full provider-cache
+miss) and most turns send the same history start. Where that start is follows
+from the turns alone (the growth is replayed turn by turn), so every request of a
+conversation agrees on it without any stored state.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class Budgets:
     docs: int = 4000
     message_context: int = 2000
     history: int = 8000
-    step_turns: int = 8
+    history_refill: float = 0.5
 
 
 @lru_cache(maxsize=65536)
@@ -56,21 +58,21 @@ def split_turns(history: Sequence[Message]) -> list[list[Message]]:
 
 
 def trim_history(
-    history: Sequence[Message], budget: int, step_turns: int
+    history: Sequence[Message], budget: int, refill: float
 ) -> tuple[list[Message], int]:
-    """(kept messages, dropped turn count): oldest whole turns go first, on a step grid."""
+    """(kept messages, dropped turn count): oldest whole turns go first, down to
+    `refill` x budget whenever the kept turns outgrow the budget."""
     turns = split_turns(history)
-    sizes = [sum(tokens(m.content) + 4 for m in turn) for turn in turns]
-    suffix = [0] * (len(turns) + 1)
-    for i in range(len(turns) - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + sizes[i]
-    start = 0
-    while start < len(turns) and suffix[start] > budget:
-        start += max(1, step_turns)
-    if start >= len(turns):
-        # Even the newest block is too big: drop single turns from its start.
-        start = max(0, start - max(1, step_turns))
-        while start < len(turns) and suffix[start] > budget:
+    sizes = [sum(tokens(m.content) + tokens(m.context) + 4 for m in turn) for turn in turns]
+    start = total = 0
+    for newest, size in enumerate(sizes):  # the history as it grew, turn by turn
+        total += size
+        if total <= budget:
+            continue
+        while start < newest and total > budget * refill:
+            total -= sizes[start]
             start += 1
+        if total > budget:  # the newest turn alone is too big
+            start, total = newest + 1, 0
     kept = [message for turn in turns[start:] for message in turn]
     return kept, start

@@ -79,7 +79,12 @@ class Post:
 
 @dataclass(frozen=True)
 class Message:
-    """A history message: role is user, assistant or system (an API client's own)."""
+    """A history message: role is user, assistant or system (an API client's own).
+
+    `context` is the per-message block that was sent with a user message, kept only
+    by layouts that retain blocks in the history.
+    """
 
     role: str
     content: str
+    context: str = ""

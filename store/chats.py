@@ -42,6 +42,7 @@ class ChatMessage:
     prefix_hash: str | None = None
     usage: dict | None = None
     cached_tokens: int | None = None
+    context: str | None = None  # the per-message block kept with a user message
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class AssistantReply:
     prefix_hash: str
     usage: dict | None
     cached_tokens: int | None
+    # The block sent with the question, kept with it when the layout retains blocks.
+    question_id: str | None = None
+    question_context: str | None = None
 
 
 def title_for(message: str) -> str:
@@ -75,7 +79,7 @@ def _message(row) -> ChatMessage:
         content=row["content"], status=row["status"], created_at=row["created_at"],
         mode=row["mode"], prefix_hash=row["prefix_hash"],
         usage=json.loads(row["usage"]) if row["usage"] else None,
-        cached_tokens=row["cached_tokens"],
+        cached_tokens=row["cached_tokens"], context=row["context"],
     )
 
 
@@ -163,6 +167,11 @@ class Chats:
                  reply.prefix_hash, json.dumps(reply.usage) if reply.usage else None,
                  reply.cached_tokens, now),
             )
+            if reply.question_context:
+                conn.execute(
+                    "UPDATE messages SET context = ? WHERE id = ? AND user_id = ? "
+                    "AND role = 'user'", (reply.question_context, reply.question_id, user_id),
+                )
             conn.execute(
                 "UPDATE conversations SET updated_at = ? WHERE id = ? AND user_id = ?",
                 (now, conversation_id, user_id),

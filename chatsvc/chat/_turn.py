@@ -27,8 +27,8 @@ SAVE_RETRY_SECONDS = 0.1
 
 
 def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
-    """What the model saw and said before: no per-message blocks (never stored), no empties."""
-    return [Message(m.role, m.content) for m in messages
+    """What the model saw and said before (with any kept per-message block), no empties."""
+    return [Message(m.role, m.content, m.context or "") for m in messages
             if m.id != current_id and m.content]
 
 
@@ -98,6 +98,8 @@ class Turn:
             mode=self.prepared.mode, prefix_hash=self.prepared.assembly.prefix_hash,
             usage={**usage, "finish_reason": outcome.finish_reason} if usage else None,
             cached_tokens=outcome.usage.cached_tokens if outcome.usage else None,
+            question_id=self.question.id,
+            question_context=self.prepared.assembly.retained_context or None,
         )
         deadline = anyio.current_time() + SAVE_PATIENCE_SECONDS
         while True:

@@ -20,13 +20,15 @@ from evals.cache.providers import Provider
 class Meter:
     """One conversation's cache state under every provider."""
 
-    def __init__(self, providers: dict[str, Provider]) -> None:
+    def __init__(self, providers: dict[str, Provider], *, blocks_in_history: bool = False
+                 ) -> None:
         self.providers = providers
+        self.blocks_in_history = blocks_in_history
         self.sessions = {pid: p.start() for pid, p in providers.items()}
         self.previous: Prompt | None = None
 
     def measure(self, messages: list[dict], reply: str, at: float) -> dict:
-        prompt = parse(messages)
+        prompt = parse(messages, blocks_in_history=self.blocks_in_history)
         view = prompt.cache_view(reply)
         completion = count_tokens(reply)
         previous, self.previous = self.previous, prompt

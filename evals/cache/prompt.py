@@ -26,7 +26,8 @@ STABLE_LAYERS = ("system", "date", "fact_sheet", "recent_conversations", "memory
 SECTION_LAYERS = {
     "date": "date", "fact_sheet": "fact_sheet", "recent_conversations": "recent_conversations",
     "memory": "memory", "docs": "docs",
-    "message_context": "message_context", "fallback_posts": "message_context",
+    "message_context": "message_context", "message_context_more": "message_context",
+    "fallback_posts": "message_context",
 }
 
 
@@ -73,23 +74,29 @@ def _find_all(text: str, needle: str) -> list[int]:
     return found
 
 
-def _message_layers(messages: Sequence[dict]) -> list[list[tuple[str, str]]]:
+def _message_layers(
+    messages: Sequence[dict], blocks_in_history: bool
+) -> list[list[tuple[str, str]]]:
     ack = render.template("ack")
     labelled, after_block = [], False
     for index, message in enumerate(messages):
         role, content = message.get("role", ""), _text(message.get("content"))
+        # Where blocks are kept with their turns, only the one before the current
+        # message is this turn's; the others belong to the history.
+        block = "history" if blocks_in_history and index < len(messages) - 3 else (
+            "message_context")
         if index == 0 and role == "system":
             pieces = split_system(content) or [("system", "")]
         elif role == "system":
             pieces = [("instructions", content)]
         elif ((role == "user" and _block_starts(content))
               or (role == "assistant" and after_block and content == ack)):
-            pieces = [("message_context", content)]
+            pieces = [(block, content)]
         elif index == len(messages) - 1:
             pieces = [("current", content)]
         else:
             pieces = [("history", content)]
-        after_block = pieces[0][0] == "message_context"
+        after_block = role == "user" and _block_starts(content)
         first_layer, first_text = pieces[0]
         labelled.append([(first_layer, f"<|{role}|>{first_text}"), *pieces[1:]])
     return labelled
@@ -126,11 +133,12 @@ class Prompt:
                            self.context_start, output)
 
 
-def parse(messages: Sequence[dict]) -> Prompt:
-    """Linearise and label an upstream request's `messages`."""
+def parse(messages: Sequence[dict], *, blocks_in_history: bool = False) -> Prompt:
+    """Linearise and label an upstream request's `messages` (`blocks_in_history`: the
+    layout keeps earlier per-message blocks in the history, as `in_history` does)."""
     segments, data, tokens, ends = [], b"", [], []
     stable_end, context_start, stable_bytes, in_stable = 0, None, b"", True
-    for index, pieces in enumerate(_message_layers(messages)):
+    for index, pieces in enumerate(_message_layers(messages, blocks_in_history)):
         if pieces[0][0] == "message_context" and context_start is None:
             context_start = len(tokens)
         text = "".join(piece for _, piece in pieces)

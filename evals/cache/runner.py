@@ -30,6 +30,7 @@ from litestar.testing import TestClient
 from chatsvc import Services, Settings, create_app
 from chatsvc.embeddings import LocalEmbedder
 from chatsvc.testing import Reply, ScriptedUpstream
+from context.assemble import RETAINING
 from evals.cache.metrics import Meter
 from evals.cache.providers import Provider
 from evals.cache.proxy import Exchange, RecordingProxy
@@ -37,7 +38,7 @@ from evals.cache.scenarios import Scenario, Turn
 
 log = logging.getLogger("evals.cache")
 
-LAYOUTS = ("system_rag", "before_conversation", "before_last_user")
+LAYOUTS = ("system_rag", "before_conversation", "before_last_user", "in_history")
 
 
 @dataclass
@@ -194,7 +195,8 @@ class Session:
         return row, exchange
 
     def conversation(self, scenario: Scenario, headers: dict) -> list[tuple[dict, Exchange]]:
-        meter, pairs, conversation = Meter(self.replay.providers), [], None
+        meter = Meter(self.replay.providers, blocks_in_history=self.layout in RETAINING)
+        pairs, conversation = [], None
         for index, turn in enumerate(scenario.turns[: self.replay.max_turns], start=1):
             row, exchange = self.turn(scenario, headers, turn, conversation, meter, index)
             conversation = row["conversation_id"]

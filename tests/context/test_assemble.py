@@ -210,3 +210,67 @@ def test_layer_budget_drops_whole_items_from_the_end():
     assert small.tokens["fact_sheet"] <= 60
     kept = [line for line in system.splitlines() if line.startswith("- [core] Fact number")]
     assert kept == [f"- [core] Fact number {i}" for i in range(len(kept))]
+
+
+def _in_history_turns(dynamics, questions):
+    """Replay turns through assemble the way chatsvc stores them: each user message
+    keeps the block that was retained for it."""
+    history, requests = [], []
+    for turn, (dynamic, question) in enumerate(zip(dynamics, questions, strict=True)):
+        result = build(strategy="in_history", history=history, dynamic=dynamic,
+                       current=question)
+        requests.append(result)
+        history = [*history, Message("user", question, result.retained_context),
+                   Message("assistant", f"answer {turn}")]
+    return requests
+
+
+def test_in_history_requests_are_append_only():
+    first, second, third = _in_history_turns([DYNAMIC] * 3, ["a", "b", "c"])
+    assert first.messages[-3:] == [{"role": "user", "content": EXPECTED_BLOCK},
+                                   {"role": "assistant", "content": EXPECTED_ACK},
+                                   {"role": "user", "content": "a"}]
+    assert first.retained_context == EXPECTED_BLOCK
+    # Each request starts with the whole previous one plus its answer.
+    assert second.messages[: len(first.messages)] == first.messages
+    assert second.messages[len(first.messages)] == {"role": "assistant", "content": "answer 0"}
+    assert third.messages[: len(second.messages)] == second.messages
+    # Nothing new was found: no second copy of the same items, no empty block.
+    assert second.retained_context == "" and second.context_index is None
+    assert sum(EXPECTED_BLOCK in m["content"] for m in third.messages) == 1
+
+
+def test_in_history_block_carries_only_items_not_already_shown():
+    more = replace(DYNAMIC, facts=(*DYNAMIC.facts, FactHit("f7", "core", "Has a dog", 0.2)),
+                   snippets=())
+    _, second = _in_history_turns([DYNAMIC, more], ["a", "b"])
+    block = second.messages[second.context_index]["content"]
+    # Short form: the rules are in the full block a few messages up.
+    assert block.startswith("MORE POSSIBLY RELATED ITEMS (") and "untrusted data" in block
+    assert block.endswith("\n[core] Has a dog")
+    assert "Builds chatsvc" not in block and "Prefers SQLite" not in block
+    # A changed fact is a new line: shown again with its new text.
+    changed = replace(DYNAMIC, facts=(FactHit("f9", "project", "Builds chatsvc 2", 0.3),))
+    _, third = _in_history_turns([DYNAMIC, changed], ["a", "b"])
+    assert "[project] Builds chatsvc 2" in third.retained_context
+
+
+def test_in_history_trimmed_turns_take_their_blocks_with_them():
+    history = [Message("user", "word " * 300, EXPECTED_BLOCK), Message("assistant", "ok"),
+               Message("user", "hi"), Message("assistant", "hello")]
+
+    def request(budget):
+        return build(strategy="in_history", history=history,
+                     budgets=Budgets(history=budget, message_context=300, history_refill=0.5))
+
+    # The history budget covers kept blocks, so it gets the block budget added.
+    kept, trimmed = request(200), request(100)
+    assert kept.dropped_turns == 0 and kept.retained_context == ""
+    assert sum(m["content"] == EXPECTED_BLOCK for m in kept.messages) == 1
+    # The turn holding the block was dropped, so its items are shown again, in full.
+    assert trimmed.dropped_turns == 1 and trimmed.retained_context == EXPECTED_BLOCK
+    # Other layouts ignore kept blocks entirely.
+    other = build(strategy="before_last_user", history=history)
+    assert other.retained_context == ""
+    assert sum(m["content"] == EXPECTED_BLOCK for m in other.messages) == 1
+    assert other.messages[other.context_index]["content"] == EXPECTED_BLOCK

@@ -95,6 +95,39 @@ def test_before_last_user_places_the_block_before_the_current_message(
     assert 0 < cached[1] < cached[2]
 
 
+@pytest.fixture
+def in_history(monkeypatch):
+    monkeypatch.setenv("CHATSVC_CONTEXT_STRATEGY", "in_history")
+
+
+def test_in_history_requests_extend_the_previous_one(in_history, client, alice, upstream,
+                                                    services):
+    seed_user_data(client, alice[1], document=True)
+    questions = ["Where do I live?", "How is chatsvc deployed?", "Where do I live again?"]
+    conversation_id, _, dones = run_conversation(client, alice[1], upstream, questions)
+    bodies = [r.body["messages"] for r in upstream.requests]
+    for turn in (1, 2):
+        previous, current = bodies[turn - 1], bodies[turn]
+        assert current[: len(previous)] == previous
+        assert current[len(previous)] == {"role": "assistant",
+                                          "content": f"Answer {turn - 1} part two"}
+        assert current[-1] == {"role": "user", "content": questions[turn]}
+    # The upstream served all but the newest turn from its cache.
+    cached = [d["usage"]["cached_tokens"] for d in dones]
+    prompt = [d["usage"]["prompt_tokens"] for d in dones]
+    assert cached[1] > 0.7 * prompt[1] and cached[2] > 0.8 * prompt[2]
+    # The block is stored with its question; no item is sent twice.
+    stored = services.chats.messages(alice[0].id, conversation_id)
+    blocks = [m.context for m in stored if m.role == "user"]
+    assert blocks[0].startswith(HEADER) and "Lives in Lisbon" in blocks[0]
+    lines = [line for block in blocks if block for line in block.split("\n")
+             if line.startswith("[")]
+    assert len(lines) == len(set(lines)) > 0
+    # The conversation API shows what the user said, not the blocks.
+    shown = client.get(f"/api/conversations/{conversation_id}", headers=alice[1]).json()
+    assert [m["content"] for m in shown["messages"] if m["role"] == "user"] == questions
+
+
 def test_snapshot_is_pinned_until_its_ttl(monkeypatch, client, alice, upstream, services):
     seed_user_data(client, alice[1])
     first = chat(client, alice[1], "hello")[0][1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from itertools import pairwise
 
 import pytest
 
@@ -113,14 +114,14 @@ def test_stable_layer_changes_are_named(change, cause, layer):
 
 def test_history_trim_is_named_under_before_last_user():
     long_history = []
-    for i in range(14):
+    for i in range(10):
         long_history = next_turn(long_history, f"question {i} " + "word " * 60, f"answer {i}")
-    budgets = Budgets(history=700, step_turns=4)
-    # 12 turns: the 4 oldest go; 14 turns: the 8 oldest (a step of the trim grid).
-    first = parse(body("before_last_user", history=long_history[:-4], budgets=budgets))
+    budgets = Budgets(history=700, history_refill=0.5)
+    # 9 turns fit; the 10th overflows and the 6 oldest go (down to half the budget).
+    first = parse(body("before_last_user", history=long_history[:-2], budgets=budgets))
     second = parse(body("before_last_user", history=long_history, budgets=budgets))
-    assert "question 4 " in first.messages[1]["content"]
-    assert "question 8 " in second.messages[1]["content"]
+    assert "question 0 " in first.messages[1]["content"]
+    assert "question 6 " in second.messages[1]["content"]
     miss = attribute(first, second)
     assert (miss.cause, miss.layer, miss.new_layer) == ("history trim", "history", "history")
 
@@ -132,3 +133,25 @@ def test_before_last_user_misses_at_the_previous_block():
     assert (miss.layer, miss.new_layer) == ("message_context", "history")
     block = next(s.start for s in first.segments if s.layer == "message_context")
     assert miss.byte_offset == block + len("<|user|>")  # both messages are user messages
+
+
+def test_in_history_labels_kept_blocks_as_history_and_names_the_trim():
+    budgets = Budgets(history=700, message_context=200, history_refill=0.5)
+    history, requests = [], []
+    for i in range(14):
+        result = assemble(snapshot=SNAPSHOT, today=TODAY, timezone="Europe/Lisbon",
+                          dynamic=rag(f"fact {i}"), history=history, current=f"q{i}",
+                          strategy="in_history", budgets=budgets)
+        requests.append((result.dropped_turns, parse(result.messages, blocks_in_history=True)))
+        history = [*history, Message("user", f"q{i}", result.retained_context),
+                   Message("assistant", f"answer {i} " + "word " * 60)]
+    # Only the block before the current message is this turn's.
+    layers = [s.layer for s in requests[-1][1].segments]
+    assert layers[-3:] == ["message_context", "message_context", "current"]
+    assert "message_context" not in layers[:-3] and layers.count("history") > 4
+    causes = [(dropped != before, attribute(previous, prompt))
+              for (before, previous), (dropped, prompt) in pairwise(requests)]
+    assert any(moved for moved, _ in causes)
+    for moved, miss in causes:
+        # Append-only between trims; a moved trim is named as such.
+        assert (miss.cause if miss else None) == ("history trim" if moved else None)
