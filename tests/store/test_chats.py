@@ -100,3 +100,19 @@ def test_titles_are_one_line_and_bounded():
     assert title_for("a\n\tb") == "a b"
     long = title_for("word " * 50)
     assert len(long) <= 80 and long.endswith("…")
+
+
+def test_the_answer_keeps_the_block_sent_with_its_question(open_db):
+    chats, users = Chats(db := open_db()), Users(db)
+    alice, bob = users.add("alice")[0].id, users.add("bob")[0].id
+    conversation, question = chats.start_turn(alice, "q")
+    kept = AssistantReply(**{**reply().__dict__, "question_id": question.id,
+                             "question_context": "BLOCK"})
+    chats.finish_turn(alice, conversation.id, kept)
+    assert [m.context for m in chats.messages(alice, conversation.id)] == ["BLOCK", None]
+    # Another user's message id is never written.
+    theirs, their_question = chats.start_turn(bob, "b")
+    sneaky = AssistantReply(**{**reply("r2").__dict__, "question_id": their_question.id,
+                               "question_context": "X"})
+    chats.finish_turn(alice, conversation.id, sneaky)
+    assert [m.context for m in chats.messages(bob, theirs.id)] == [None]
