@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evals._machine import describe
 from store import Database, Facts, Users
 from store._vectors import EmbedJob
 from store.facts import content_hash
@@ -125,8 +126,7 @@ def run_size(size: int, n_queries: int, rng: np.random.Generator) -> dict:
 def write(results: list[dict], load_before: float) -> None:
     RESULTS.mkdir(exist_ok=True)
     load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
-    meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores shared by 5 engineers "
-                       f"({load}); numbers are noisy",
+    meta = {"machine": f"{describe()}; {load}",
             "python": platform.python_version(), "sqlite_vec": "v0.1.9",
             "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (RESULTS / "fact_search_latency.json").write_text(

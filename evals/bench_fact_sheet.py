@@ -25,6 +25,7 @@ from pathlib import Path
 
 from chatsvc.extraction._prompt import KnownFact, build_request
 from chatsvc.fact_sheet import generate
+from evals._machine import describe
 from store import Database, Users
 from store._clock import iso
 from store.extraction import PendingMessage
@@ -92,7 +93,7 @@ def main() -> None:
             db.close()
     result = {
         "measured_at": iso(datetime.now(UTC)), "machine": platform.machine(),
-        "note": "2 cores shared by 5 engineers; numbers are noisy",
+        "note": describe(),
         "load_average_before": round(load_before, 1),
         "load_average_after": round(os.getloadavg()[0], 1),
         "sheet": rows, "request": bench_request(args.repeat),
@@ -102,9 +103,8 @@ def main() -> None:
     lines = [
         "# Fact sheet generation and extraction request building",
         "",
-        f"Measured {result['measured_at']} on {result['machine']}, 2 cores shared by 5 "
-        f"engineers (load average {result['load_average_before']} before, "
-        f"{result['load_average_after']} after); numbers are noisy.",
+        f"Measured {result['measured_at']} on {result['note']}; load average "
+        f"{result['load_average_before']} before, {result['load_average_after']} after.",
         "",
         "| live facts | extraction records read | generate p50 | generate max |",
         "|---:|---:|---:|---:|",

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import platform
 import re
 import statistics
 import tempfile
@@ -44,6 +43,7 @@ from chatsvc.embeddings import LocalEmbedder, build_embedder
 from chatsvc.fact_sheet import generate
 from chatsvc.local_models import free_port
 from chatsvc.testing import Reply, ScriptedUpstream
+from evals._machine import describe
 from store import ChunkIn
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -301,8 +301,7 @@ def main() -> None:
     args = parser.parse_args()
     result = run(args)
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    result["note"] = (f"Shared, loaded 2-core machine ({platform.machine()}, Python "
-                      f"{platform.python_version()}), {stamp}; real app over loopback HTTP, "
+    result["note"] = (f"{describe()}, {stamp}; real app over loopback HTTP, "
                       "scripted upstream, local embedder.")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "chat_bench.json").write_text(json.dumps(result, indent=2) + "\n")

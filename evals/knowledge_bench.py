@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evals._machine import describe
 from store import ChunkIn, Database, Knowledge
 
 DIM = 768
@@ -212,9 +212,9 @@ def notes(result: dict) -> list[str]:
         "than a plain table.",
         f"* Goal at {big['chunks']} chunks: hybrid p50 <= 15 ms with recall@10 >= 0.95. "
         f"Measured hybrid CPU p50 {hybrid['cpu_p50_ms']} ms, wall p50 {hybrid['p50_ms']} ms, "
-        f"semantic recall@10 {shipped['semantic_recall@10']}. The machine was shared with "
-        "other engineers' jobs (load average 6-12 on 2 cores), so wall times include "
-        "waiting for a core; CPU time is the estimate for an unloaded machine.",
+        f"semantic recall@10 {shipped['semantic_recall@10']}. Wall times include "
+        "waiting for a core on a loaded machine (see the note); CPU time is the estimate "
+        "for an unloaded one.",
         "* Hybrid time is split roughly evenly between FTS5 BM25 (ranking the FTS table "
         "alone, then filtering; exact, with a full fallback) and the vector scan.",
         "* A write by this process patches the snapshot (array copy); a write by another "
@@ -239,8 +239,7 @@ def main() -> None:
     sizes = [bench_size(int(n), args.queries, rescores) for n in args.sizes.split(",")]
     result = {
         "note": (f"{DIM}-d synthetic clustered vectors, {args.queries} queries per size; "
-                 f"shared, loaded 2-core machine ({platform.machine()}, Python "
-                 f"{platform.python_version()}, numpy {np.__version__}). Hybrid = FTS5 top 50 + "
+                 f"{describe()}, numpy {np.__version__}. Hybrid = FTS5 top 50 + "
                  "semantic top 50 + RRF + row fetch, the same code a request runs."),
         "sizes": sizes,
     }

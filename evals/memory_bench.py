@@ -25,6 +25,7 @@ from chatsvc import Services, Settings
 from chatsvc.embeddings import LOCAL_DIM, LocalEmbedder
 from chatsvc.memory import memory_injection
 from context.memory import Budget, select_baseline
+from evals._machine import describe
 
 RESULTS = Path(__file__).parent / "results"
 TYPES = ("preference", "instruction", "profile", "note")
@@ -98,8 +99,7 @@ def run(sizes: list[int], queries: int) -> list[dict]:
 
 def write(rows: list[dict]) -> None:
     RESULTS.mkdir(exist_ok=True)
-    note = ("Shared, loaded 2-core machine (several engineers running tests at once): "
-            "absolute figures are pessimistic and noisy.")
+    note = describe()
     meta = {"python": platform.python_version(), "machine": platform.machine(), "note": note}
     (RESULTS / "memory_injection.json").write_text(
         json.dumps({"meta": meta, "results": rows}, indent=2, sort_keys=True) + "\n")

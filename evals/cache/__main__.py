@@ -27,6 +27,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
+from evals import _machine as machine
 from evals.cache import providers as rules
 from evals.cache import report, runner, scenarios, stability, ttft
 from evals.cache.metrics import summarise
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                      "upstream": args.upstream, "layouts": list(layouts),
                      "conversations": len(chosen), "turns": len(rows) // len(layouts),
                      "timings_s": timings, "seconds": time.perf_counter() - started,
-                     "note": report.MACHINE_NOTE},
+                     "machine": machine.describe()},
             "summary": summarise(rows, providers),
             "turns": rows,
         }

@@ -14,8 +14,7 @@ from evals.cache.providers import Provider
 GOAL = 0.90
 MIN_TURNS_TO_RECOMMEND = 50
 DEFAULT_LAYOUT = "before_conversation"
-MACHINE_NOTE = ("Measured on a shared, loaded 2-core machine (5 engineers): token counts and "
-                "cache predictions are exact, wall-clock figures are noisy.")
+EXACTNESS = "Token counts and cache predictions are exact; wall-clock figures depend on the load."
 
 
 def _pct(value: float | None) -> str:
@@ -38,7 +37,9 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def markdown(result: dict, providers: dict[str, Provider]) -> str:
     meta, summary = result["meta"], result["summary"]
     layouts = list(summary)
-    lines = [f"# Prompt-cache evaluation ({meta['upstream']})", "", MACHINE_NOTE, "",
+    machine = meta.get("machine") or meta.get("note", "not recorded")
+    lines = [f"# Prompt-cache evaluation ({meta['upstream']})", "",
+             f"Machine: {machine}. {EXACTNESS}", "",
              f"`{meta['command']}` - {meta['conversations']} conversations, "
              f"{meta['turns']} turns per layout, upstream `{meta['upstream']}`, "
              f"ran {meta['seconds']:.0f} s.", ""]
