@@ -106,6 +106,14 @@ def remote(replay: runner.Replay, args: argparse.Namespace, stack: ExitStack):
     return runner.run_remote(replay, client, args.token, proxy)
 
 
+def _settings_in_env() -> list[str]:
+    """CHATSVC_* settings that change the prompts (budgets, say), shown in the report's
+    command line; anything that may hold a secret is left out."""
+    secret = ("URL", "TOKEN", "KEY", "PASSWORD")
+    return [f"{name}={value}" for name, value in sorted(os.environ.items())
+            if name.startswith("CHATSVC_") and not any(s in name for s in secret)]
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("evals.cache").setLevel(logging.INFO)
@@ -130,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             rows, timings = runner.run(replay)
         result = {
-            "meta": {"command": shlex.join(["python", "-m", "evals.cache",
-                                            *(argv or sys.argv[1:])]),
+            "meta": {"command": shlex.join([*_settings_in_env(), "python", "-m",
+                                            "evals.cache", *(argv or sys.argv[1:])]),
                      "upstream": args.upstream, "layouts": list(layouts),
                      "conversations": len(chosen), "turns": len(rows) // len(layouts),
                      "timings_s": timings, "seconds": time.perf_counter() - started,
