@@ -21,6 +21,8 @@ LOCAL_MODES = ("auto", "off")
 # Placement of the per-message block (system_rag is for evals only).
 CONTEXT_STRATEGIES = STRATEGIES
 EXTRACT_JSON_MODES = ("json_object", "schema", "off")
+# Room kept for the answer under LLM_CONTEXT_TOKENS when LLM_MAX_TOKENS is not set.
+REPLY_RESERVE_TOKENS = 1024
 
 # Model-specific facts: dimension and the task prefixes the model was trained with.
 # Unknown models need CHATSVC_EMBED_DIM (and prefixes, if the model uses them).
@@ -78,12 +80,15 @@ class Settings:
     llm_system_role: str = "system"
     llm_retries: int = 2
     llm_max_tokens: int | None = None  # cap on each /api/chat answer; None: the model's own
+    # The model's context window: the history is cut so that the prompt and an answer
+    # fit. None: not known (hosted models' windows dwarf the budgets).
+    llm_context_tokens: int | None = None
     llm_retry_backoff_seconds: float = 0.25
 
     # Chat: where the per-message block goes, snapshot pinning, budgets, SSE.
     context_strategy: str = "before_conversation"
     snapshot_ttl_seconds: float = 3600.0
-    history_tokens: int = 8000
+    history_tokens: int = 16000
     context_tokens: int = 2000
     sse_ping_seconds: float = 15.0
     sse_send_timeout_seconds: float = 30.0
@@ -165,6 +170,14 @@ class Settings:
                     "OpenAI-compatible /v1/embeddings server (e.g. http://localhost:11434/v1)."
                 )
             _check_url("CHATSVC_EMBED_URL", self.embed_url)
+        if self.llm_context_tokens is not None and self.llm_context_tokens < 2 * (
+            self.llm_max_tokens or REPLY_RESERVE_TOKENS
+        ):
+            raise SettingsError(
+                f"LLM_CONTEXT_TOKENS={self.llm_context_tokens} leaves no room for a prompt: "
+                "set it to the model's context window, at least twice LLM_MAX_TOKENS "
+                f"(or {2 * REPLY_RESERVE_TOKENS} without it)."
+            )
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"CHATSVC_PORT={self.port} is out of range: use 1-65535.")
         if self.memory_top_k > 4096:
@@ -325,6 +338,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "llm_system_role": ("LLM_SYSTEM_ROLE", _text),
     "llm_retries": ("LLM_RETRIES", _count),
     "llm_max_tokens": ("LLM_MAX_TOKENS", _positive_int),
+    "llm_context_tokens": ("LLM_CONTEXT_TOKENS", _positive_int),
     "llm_retry_backoff_seconds": ("LLM_RETRY_BACKOFF", _positive_float),
     "context_strategy": ("CHATSVC_CONTEXT_STRATEGY", _text),
     "snapshot_ttl_seconds": ("CHATSVC_SNAPSHOT_TTL", _positive_float),

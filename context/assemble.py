@@ -154,6 +154,11 @@ def assemble(
     # Kept blocks live in the history: it gets their budget too, so the prompt has
     # the same ceiling under every layout.
     allowed = budgets.history + (budgets.message_context if retain else 0)
+    if budgets.prompt is not None:
+        # The history gives way first when the model's window is small.
+        fixed = sum(tokens(m["content"]) for m in stable + instructions) + tokens(current)
+        reserved = budgets.message_context + tokens(render.template("ack"))
+        allowed = max(0, min(allowed, budgets.prompt - fixed - reserved))
     kept, dropped = trim_history(turns, allowed, budgets.history_refill)
     seen = "".join(f"\n{m.context}\n" for m in kept if m.context)
     block = message_context(dynamic, budgets.message_context, seen)

@@ -27,6 +27,7 @@ class Budgets:
     message_context: int = 2000
     history: int = 8000
     history_refill: float = 0.5
+    prompt: int | None = None  # ceiling on the whole prompt (window less the answer)
 
 
 @lru_cache(maxsize=65536)

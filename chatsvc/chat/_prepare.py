@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from chatsvc._errors import EmbeddingError, VectorUnavailable
 from chatsvc._services import Services
+from chatsvc._settings import REPLY_RESERVE_TOKENS, Settings
 from chatsvc._threads import in_thread_shielded
 from chatsvc.chat import _gather as gather
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
@@ -56,6 +57,13 @@ class Stopwatch:
     async def timed(self, name: str, awaitable):
         with self(name):
             return await awaitable
+
+
+def prompt_ceiling(settings: Settings) -> int | None:
+    """The most prompt tokens that leave room for an answer in the model's window."""
+    if settings.llm_context_tokens is None:
+        return None
+    return settings.llm_context_tokens - (settings.llm_max_tokens or REPLY_RESERVE_TOKENS)
 
 
 def user_today(timezone: str, now: datetime) -> date:
@@ -174,7 +182,8 @@ async def prepare(
             current=current,
             strategy=settings.context_strategy,
             budgets=Budgets(history=settings.history_tokens,
-                            message_context=settings.context_tokens),
+                            message_context=settings.context_tokens,
+                            prompt=prompt_ceiling(settings)),
         )
     timings["prepare"] = time.perf_counter() - started
     mode = "fallback" if reason else "rag"

@@ -34,6 +34,12 @@ def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings
     if not settings.llm_api_key and "llm_base_url" not in settings.explicit:
         server = stack.enter_context(local_models.LlamaServer(settings.data_dir / "models"))
         changes.update(llm_base_url=server.base_url, llm_model=local_models.LOCAL_LLM_MODEL)
+        if "llm_context_tokens" not in settings.explicit:
+            changes.update(llm_context_tokens=server.n_ctx)
+        if "extract_max_input_tokens" not in settings.explicit:
+            # An extraction request (input + output) must fit the small local window too.
+            changes.update(extract_max_input_tokens=min(settings.extract_max_input_tokens,
+                                                        server.n_ctx))
         if "llm_system_role" not in settings.explicit:
             changes.update(llm_system_role="fold")  # the gemma chat format drops system
         if "extract_json_mode" not in settings.explicit:

@@ -1,3 +1,5 @@
+import contextlib
+
 import openai
 import pytest
 
@@ -23,3 +25,19 @@ def test_local_llm_streams_a_chat_completion_through_the_openai_client(local_llm
 def test_local_llm_lists_its_model(local_llm):
     client = openai.OpenAI(base_url=local_llm.base_url, api_key="local")
     assert [m.id for m in client.models.list()] == [LOCAL_LLM_MODEL]
+
+
+def test_serving_on_the_local_llm_takes_its_window(monkeypatch):
+    from chatsvc import Settings
+    from chatsvc.cli._serve import local_overrides
+
+    monkeypatch.delenv("LLM_BASE_URL")
+    monkeypatch.setenv("CHATSVC_LOCAL_MODELS", "auto")
+    with contextlib.ExitStack() as stack:
+        settings = local_overrides(Settings.from_env(), stack)
+        assert settings.llm_model == LOCAL_LLM_MODEL
+        # Prompts and extraction requests are cut to fit llama.cpp's n_ctx.
+        assert settings.llm_context_tokens == 8192
+        assert settings.extract_max_input_tokens == 8192
+        monkeypatch.setenv("LLM_CONTEXT_TOKENS", "4096")
+        assert local_overrides(Settings.from_env(), stack).llm_context_tokens == 4096

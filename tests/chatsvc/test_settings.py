@@ -54,3 +54,16 @@ def test_serve_refuses_bad_settings(monkeypatch, capsys):
     monkeypatch.setenv("CHATSVC_EMBEDDINGS", "nope")
     assert main(["serve"]) == 2
     assert "CHATSVC_EMBEDDINGS" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("env", "ok"), [
+    ({"LLM_CONTEXT_TOKENS": "8192"}, True),
+    ({"LLM_CONTEXT_TOKENS": "2047"}, False),  # no room beside the 1024-token answer reserve
+    ({"LLM_CONTEXT_TOKENS": "8192", "LLM_MAX_TOKENS": "4097"}, False),
+])
+def test_the_context_window_must_leave_room_for_a_prompt(env, ok):
+    if ok:
+        assert Settings.from_env(env).llm_context_tokens == 8192
+        return
+    with pytest.raises(SettingsError, match="LLM_CONTEXT_TOKENS"):
+        Settings.from_env(env)

@@ -274,3 +274,19 @@ def test_in_history_trimmed_turns_take_their_blocks_with_them():
     assert other.retained_context == ""
     assert sum(m["content"] == EXPECTED_BLOCK for m in other.messages) == 1
     assert other.messages[other.context_index]["content"] == EXPECTED_BLOCK
+
+
+@pytest.mark.parametrize("strategy", ["before_conversation", "in_history"])
+def test_a_small_window_cuts_the_history_first(strategy):
+    history = [m for i in range(12) for m in (Message("user", f"q{i} " + "word " * 200),
+                                               Message("assistant", f"a{i}"))]
+    unlimited = build(strategy=strategy, history=history,
+                      budgets=Budgets(message_context=300))
+    assert unlimited.dropped_turns == 0
+    ceiling = unlimited.tokens["total"] - 1000
+    cut = build(strategy=strategy, history=history,
+                budgets=Budgets(message_context=300, prompt=ceiling))
+    assert 0 < cut.dropped_turns < 12
+    assert cut.tokens["total"] <= ceiling
+    assert cut.messages[-1] == {"role": "user", "content": "What do I build?"}
+    assert cut.prefix_hash == unlimited.prefix_hash
