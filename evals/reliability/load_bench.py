@@ -35,15 +35,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
 from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 USERS = 20
 
 
-STAMP = re.compile(r"@(\d+\.\d+);")
+STAMP = re.compile(rb"@(\d+\.\d+);")
+STATUS = re.compile(rb"HTTP/1\.[01] (\d{3})")
 
 
 @dataclass
@@ -54,10 +53,9 @@ class Stream:
     ok: bool = False
     error: str | None = None
 
-    def token(self, text: str) -> None:
-        now = time.monotonic()
-        self.arrivals.append(now)
-        self.latencies_ms += [(now - float(sent)) * 1000 for sent in STAMP.findall(text)]
+    def tokens(self, now: float, stamps: list[bytes]) -> None:
+        self.arrivals += [now] * len(stamps)
+        self.latencies_ms += [(now - float(sent)) * 1000 for sent in stamps]
 
     @property
     def first_token_ms(self) -> float | None:
@@ -69,50 +67,86 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-async def _read(response: httpx.Response, stream: Stream, direct: bool) -> None:
-    event = None
-    async for line in response.aiter_lines():
-        if direct and line.startswith("data: ") and line != "data: [DONE]":
-            chunk = json.loads(line[6:])
-            text = "".join((c.get("delta") or {}).get("content") or ""
-                           for c in chunk.get("choices", []))
-            if text:
-                stream.token(text)
-        elif direct and line == "data: [DONE]":
-            stream.ok = True
-        elif line.startswith("event: "):
-            event = line[7:]
-        elif line.startswith("data: ") and event == "delta":
-            stream.token(json.loads(line[6:])["content"])
-        elif line.startswith("data: ") and event == "done":
-            stream.ok = True
-        elif line.startswith("data: ") and event == "error":
-            stream.error = line[6:]
+@dataclass(frozen=True)
+class Target:
+    """One streaming POST and the bytes that end its stream well or badly."""
+    port: int
+    path: str
+    body: dict
+    headers: dict
+    done: bytes  # b"event: done" (chatsvc) or b"data: [DONE]" (the upstream)
+    failed: bytes | None = None
+
+    def request(self) -> bytes:
+        body = json.dumps(self.body).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in {
+            "Host": f"127.0.0.1:{self.port}", "Content-Type": "application/json",
+            "Content-Length": len(body), "Connection": "close", **self.headers}.items())
+        return f"POST {self.path} HTTP/1.1\r\n{head}\r\n".encode() + body
 
 
-async def one_stream(http: httpx.AsyncClient, url: str, body: dict, headers: dict,
-                     direct: bool) -> Stream:
-    stream = Stream(time.monotonic())
+class StreamReader(asyncio.Protocol):
+    """One streamed response as raw bytes: only the stamps, the status and the end
+    markers are looked for. An httpx client parsing every line saturated one core
+    at about 6,000 events/s, which hid what the service adds at 200 streams."""
+
+    def __init__(self, target: Target, stream: Stream, ended: asyncio.Future) -> None:
+        self.target, self.stream, self.ended = target, stream, ended
+        self.tail = b""  # bytes after the last newline: a stamp may be cut in two
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        transport.write(self.target.request())
+
+    def data_received(self, data: bytes) -> None:
+        now = time.monotonic()
+        buffer = self.tail + data
+        cut = buffer.rfind(b"\n") + 1
+        lines, self.tail = buffer[:cut], buffer[cut:]
+        if not self.stream.arrivals and (status := STATUS.match(lines)) \
+                and status.group(1) != b"200":
+            self.stream.error = f"HTTP {status.group(1).decode()}"
+        if stamps := STAMP.findall(lines):
+            self.stream.tokens(now, stamps)
+        if self.target.done in lines:
+            self.stream.ok = self.stream.error is None
+        elif self.target.failed and self.target.failed in lines:
+            self.stream.error = lines[lines.index(self.target.failed):][:300].decode(
+                errors="replace")
+
+    def connection_lost(self, exc) -> None:
+        if exc is not None and self.stream.error is None:
+            self.stream.error = f"{type(exc).__name__}: {exc}"
+        if not self.ended.done():
+            self.ended.set_result(None)
+
+
+async def one_stream(target: Target, timeout: float) -> Stream:
+    loop = asyncio.get_running_loop()
+    stream, ended = Stream(time.monotonic()), loop.create_future()
+    reader = StreamReader(target, stream, ended)
     try:
-        async with http.stream("POST", url, json=body, headers=headers) as response:
-            if response.status_code != 200:
-                stream.error = f"HTTP {response.status_code}"
-                return stream
-            await _read(response, stream, direct)
-    except httpx.HTTPError as exc:
-        stream.error = f"{type(exc).__name__}: {exc}"
+        await asyncio.wait_for(
+            loop.create_connection(lambda: reader, "127.0.0.1", target.port), timeout)
+        await asyncio.wait_for(ended, timeout - (time.monotonic() - stream.started))
+    except (OSError, TimeoutError) as exc:
+        stream.error = stream.error or f"{type(exc).__name__}: {exc}"
+    finally:
+        if reader.transport is not None:
+            reader.transport.close()
     return stream
 
 
-async def run_round(targets: list[tuple[str, dict, dict]], direct: bool,
-                    timeout: float) -> tuple[list[Stream], float]:
-    limits = httpx.Limits(max_connections=len(targets) + 10, max_keepalive_connections=0)
-    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
-        started = time.monotonic()
-        streams = await asyncio.wait_for(asyncio.gather(*[
-            one_stream(http, url, body, headers, direct) for url, body, headers in targets
-        ]), timeout)
-        return streams, time.monotonic() - started
+async def _round(targets: list[Target], timeout: float) -> tuple[list[Stream], float]:
+    started = time.monotonic()
+    streams = await asyncio.gather(*[one_stream(target, timeout) for target in targets])
+    return streams, time.monotonic() - started
+
+
+def run_round(targets: list[Target], timeout: float) -> tuple[list[Stream], float]:
+    """Every stream at once; each ends by itself within `timeout` seconds."""
+    return asyncio.run(_round(targets, timeout))
 
 
 def summarize(streams: list[Stream], seconds: float) -> dict:
@@ -132,15 +166,18 @@ def summarize(streams: list[Stream], seconds: float) -> dict:
     }
 
 
-def targets_direct(base_url: str, n: int) -> list[tuple[str, dict, dict]]:
+def targets_direct(base_url: str, n: int) -> list[Target]:
     body = {"model": "scripted-model", "stream": True,
             "messages": [{"role": "user", "content": "hello"}]}
-    return [(f"{base_url}/chat/completions", body, {})] * n
+    port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+    return [Target(port, "/v1/chat/completions", body, {}, b"data: [DONE]")] * n
 
 
-def targets_service(child: ServiceProcess, tokens: list[str], n: int, tag: str):
-    return [(f"{child.url}/api/chat", {"message": f"{tag} question {i}: tell me a story"},
-             {"Authorization": f"Bearer {tokens[i % len(tokens)]}"}) for i in range(n)]
+def targets_service(child: ServiceProcess, tokens: list[str], n: int, tag: str) -> list[Target]:
+    return [Target(child.port, "/api/chat", {"message": f"{tag} question {i}: tell me a story"},
+                   {"Authorization": f"Bearer {tokens[i % len(tokens)]}"},
+                   b"event: done", b"event: error")
+            for i in range(n)]
 
 
 def _upstream_process(reply: Reply, urls, stop) -> None:
@@ -187,18 +224,17 @@ def measure(args) -> dict:
                                                              ollama and ollama.url))
         tokens = [child.add_user(f"user{i}") for i in range(USERS)]
         with child:
-            warm, _ = asyncio.run(run_round(targets_service(child, tokens, 20, "warm"), False,
-                                            args.round_timeout))
-            direct, direct_s = asyncio.run(run_round(
-                targets_direct(upstream_url, args.concurrency), True, args.round_timeout))
+            warm, _ = run_round(targets_service(child, tokens, 20, "warm"), args.round_timeout)
+            direct, direct_s = run_round(targets_direct(upstream_url, args.concurrency),
+                                         args.round_timeout)
             rss = {"after_warmup_kib": child.memory_kib()}
             rounds = []
             deadline = time.monotonic() + args.soak
             while len(rounds) < args.rounds or time.monotonic() < deadline:
                 cpu = child.cpu_seconds()
-                streams, seconds = asyncio.run(run_round(
-                    targets_service(child, tokens, args.concurrency, f"r{len(rounds)}"), False,
-                    args.round_timeout))
+                streams, seconds = run_round(
+                    targets_service(child, tokens, args.concurrency, f"r{len(rounds)}"),
+                    args.round_timeout)
                 rounds.append(summarize(streams, seconds))
                 cpu = child.cpu_seconds() - cpu
                 rounds[-1]["server_cpu_s"] = round(cpu, 2)
