@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import platform
 import re
 import statistics
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
+from chatsvc.testing._process import cpu_seconds
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 USERS = 20
@@ -180,69 +182,83 @@ def targets_service(child: ServiceProcess, tokens: list[str], n: int, tag: str) 
             for i in range(n)]
 
 
-def _upstream_process(reply: Reply, urls, stop) -> None:
+def _dependencies(reply: Reply, embeddings: str, urls, stop) -> None:
+    from tests.reliability.ollama_server import OllamaServer
+
     with ScriptedUpstream(default=reply) as upstream:
-        urls.put(upstream.base_url)
+        ollama = OllamaServer().start() if embeddings == "ollama-wire" else None
+        urls.put((upstream.base_url, ollama and ollama.url))
         stop.wait()
+        if ollama:
+            ollama.stop()
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    upstream_url: str
+    ollama_url: str | None
+    pid: int
 
 
 @contextmanager
-def upstream_process(reply: Reply):
-    """The scripted upstream in its own process: its 200 writer threads and the
-    client's parsing must not share one interpreter lock."""
+def dependencies(reply: Reply, embeddings: str):
+    """The scripted upstream and the Ollama-wire server in a process of their own:
+    their threads must not share an interpreter lock with the client."""
     context = multiprocessing.get_context("spawn")
     urls, stop = context.Queue(), context.Event()
-    process = context.Process(target=_upstream_process, args=(reply, urls, stop), daemon=True)
+    process = context.Process(target=_dependencies, args=(reply, embeddings, urls, stop),
+                              daemon=True)
     process.start()
     try:
-        yield urls.get(timeout=60)
+        yield Dependencies(*urls.get(timeout=60), pid=process.pid)
     finally:
         stop.set()
         process.join(10)
 
 
-def serve_env(args, upstream_url: str, ollama_url: str | None) -> dict[str, str]:
-    env = {"LLM_BASE_URL": upstream_url, "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+def serve_env(args, deps: Dependencies) -> dict[str, str]:
+    env = {"LLM_BASE_URL": deps.upstream_url, "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
            "CHATSVC_LOG_LEVEL": "WARNING", "LLM_TIMEOUT": str(args.round_timeout)}
-    if ollama_url:
-        env.update(CHATSVC_EMBEDDINGS="ollama", OLLAMA_URL=ollama_url)
+    if deps.ollama_url:
+        env.update(CHATSVC_EMBEDDINGS="ollama", OLLAMA_URL=deps.ollama_url)
     else:
         env.update(CHATSVC_EMBEDDINGS="local")
     return env
 
 
+def measured_round(child: ServiceProcess, deps: Dependencies, targets: list[Target],
+                   timeout: float) -> dict:
+    """One round's figures, with the CPU seconds each process spent on it."""
+    before = (child.cpu_seconds(), cpu_seconds(deps.pid), time.process_time())
+    streams, seconds = run_round(targets, timeout)
+    server, upstream, client = (after - start for after, start in zip(
+        (child.cpu_seconds(), cpu_seconds(deps.pid), time.process_time()), before,
+        strict=True))
+    return {**summarize(streams, seconds), "server_cpu_s": round(server, 2),
+            "server_cpu_ms_per_turn": round(server * 1000 / len(streams), 1),
+            "upstream_and_embeddings_cpu_s": round(upstream, 2),
+            "client_cpu_s": round(client, 2)}
+
+
 def measure(args) -> dict:
     chunks = [f" tok{i}" for i in range(args.tokens)]
     reply = Reply(chunks=chunks, chunk_delay=args.token_delay, stamp=True)
-    ollama = None
-    if args.embeddings == "ollama-wire":
-        from tests.reliability.ollama_server import OllamaServer
-
-        ollama = OllamaServer().start()
-    with tempfile.TemporaryDirectory() as tmp, upstream_process(reply) as upstream_url:
-        child = ServiceProcess(Path(tmp) / "data", serve_env(args, upstream_url,
-                                                             ollama and ollama.url))
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp, dependencies(reply, args.embeddings) as deps:
+        child = ServiceProcess(Path(tmp) / "data", serve_env(args, deps))
         tokens = [child.add_user(f"user{i}") for i in range(USERS)]
         with child:
             warm, _ = run_round(targets_service(child, tokens, 20, "warm"), args.round_timeout)
-            direct, direct_s = run_round(targets_direct(upstream_url, args.concurrency),
+            direct, direct_s = run_round(targets_direct(deps.upstream_url, args.concurrency),
                                          args.round_timeout)
             rss = {"after_warmup_kib": child.memory_kib()}
             rounds = []
             deadline = time.monotonic() + args.soak
             while len(rounds) < args.rounds or time.monotonic() < deadline:
-                cpu = child.cpu_seconds()
-                streams, seconds = run_round(
-                    targets_service(child, tokens, args.concurrency, f"r{len(rounds)}"),
-                    args.round_timeout)
-                rounds.append(summarize(streams, seconds))
-                cpu = child.cpu_seconds() - cpu
-                rounds[-1]["server_cpu_s"] = round(cpu, 2)
-                rounds[-1]["server_cpu_ms_per_turn"] = round(cpu * 1000 / len(streams), 1)
+                rounds.append(measured_round(child, deps, targets_service(
+                    child, tokens, args.concurrency, f"r{len(rounds)}"), args.round_timeout))
                 rss[f"after_round_{len(rounds)}_kib"] = child.memory_kib()
             crashes = child.crashes()
-    if ollama:
-        ollama.stop()
     baseline = summarize(direct, direct_s)
     return {"config": vars(args), "warmup_errors": sum(not s.ok for s in warm),
             "upstream_alone": baseline, "through_chatsvc": rounds,
@@ -251,8 +267,9 @@ def measure(args) -> dict:
                  for q in ("p50", "p95")}
                 for r in rounds],
             "rss": rss, "server_log_crash_lines": len(crashes),
-            "machine": f"{platform.machine()} {platform.python_version()}; shared, loaded "
-                       "2-core VM (5 engineers' tests running)"}
+            "machine": f"{platform.machine()} Python {platform.python_version()}, "
+                       f"{os.cpu_count()} cores shared with other engineers' work; load "
+                       f"average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after"}
 
 
 def markdown(result: dict) -> str:
@@ -276,7 +293,10 @@ def markdown(result: dict) -> str:
             f"| {r['first_token_ms']['p50']} | {r['first_token_ms']['p95']} |")
     lines += ["", "Server CPU per round (s): " + ", ".join(
         f"{r['server_cpu_s']} ({r['server_cpu_ms_per_turn']} ms per turn)"
-        for r in result["through_chatsvc"])]
+        for r in result["through_chatsvc"]),
+        "", "Upstream + embeddings process / client process CPU per round (s): " + ", ".join(
+            f"{r['upstream_and_embeddings_cpu_s']} / {r['client_cpu_s']}"
+            for r in result["through_chatsvc"])]
     lines += ["", "Server resident memory (KiB, total / anonymous / file-backed): " + ", ".join(
         f"{k} {v['rss']} / {v['anon']} / {v['file']}" for k, v in result["rss"].items()),
         f"Crash lines in the server log: {result['server_log_crash_lines']}", ""]
