@@ -105,12 +105,13 @@ class LLM:
         )
         chunks, events = Chunks(stream.response.request), EventData()
         try:
-            async for data in _body(stream.response):
-                texts = [text for event in events.feed(data) for text in chunks.read(event)]
-                if texts:
-                    yield texts
-                if chunks.done:
-                    break
+            async with aclosing(_body(stream.response)) as body:
+                async for data in body:
+                    texts = [text for event in events.feed(data) for text in chunks.read(event)]
+                    if texts:
+                        yield texts
+                    if chunks.done:
+                        break
         finally:
             await close_quietly(stream)
         yield Finish(chunks.finish_reason, chunks.usage)
