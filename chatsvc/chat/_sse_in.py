@@ -63,7 +63,7 @@ class Chunks:
             self.usage = parse_usage(choice.get("usage")) or self.usage
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
             content = (choice.get("delta") or {}).get("content")
-            if content:
+            if content and isinstance(content, str):
                 texts.append(content)
         return texts
 

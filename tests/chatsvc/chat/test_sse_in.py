@@ -50,6 +50,15 @@ def test_content_finish_reason_and_usage_in_either_place():
     assert chunks.read(b"[DONE]") == [] and chunks.done
 
 
+def test_odd_but_valid_chunks_carry_no_text():
+    chunks = Chunks(REQUEST)
+    for odd in ({"choices": None}, {"choices": [None, {"delta": None}]},
+                {"choices": [{"delta": {"content": None}}]},
+                {"choices": [{"delta": {"content": ["not", "text"]}}]}, {"usage": "n/a"}):
+        assert chunks.read(json.dumps(odd).encode()) == []
+    assert (chunks.finish_reason, chunks.usage) == (None, None)
+
+
 @pytest.mark.parametrize("data, message", [
     (b'{"error": {"message": "overloaded"}}', "overloaded"),
     (b'{"error": "x"}', "An error occurred during streaming"),
