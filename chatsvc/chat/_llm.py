@@ -1,5 +1,8 @@
 """The upstream LLM through the official `openai` client: streaming, retries, usage.
 
+The client sends the request (and raises its typed errors for a failed status);
+the streamed body is read as bytes (see _sse_in).
+
 Retries happen only before the first content token (connection errors, 429,
 5xx, a stream that dies before saying anything): after that a retry would
 repeat text the client already has, so the failure is reported instead.
@@ -8,15 +11,19 @@ repeat text the client already has, so the failure is reported instead.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
 
 import anyio
+import httpx2
 import openai
 
 from chatsvc._errors import UpstreamError
 from chatsvc._settings import Settings
+from chatsvc.chat._sse_in import Chunks, EventData
+from chatsvc.chat._usage import Usage
 
 log = logging.getLogger("chatsvc.llm")
 
@@ -24,47 +31,9 @@ CLOSE_TIMEOUT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cached_tokens: int | None  # None: the provider did not say (not the same as 0)
-
-    def as_json(self) -> dict:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cached_tokens": self.cached_tokens}
-
-
-@dataclass(frozen=True)
-class Delta:
-    content: str
-
-
-@dataclass(frozen=True)
 class Finish:
     finish_reason: str | None
     usage: Usage | None
-
-
-def _field(obj, name: str):
-    """An attribute, also from a pydantic model's extra fields (provider extensions)."""
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(name)
-    value = getattr(obj, name, None)
-    if value is None:
-        value = (getattr(obj, "model_extra", None) or {}).get(name)
-    return value
-
-
-def parse_usage(usage) -> Usage | None:
-    """OpenAI's `prompt_tokens_details.cached_tokens`, or Kimi's top-level `cached_tokens`."""
-    if usage is None:
-        return None
-    cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
-    if cached is None:
-        cached = _field(usage, "cached_tokens")
-    return Usage(_field(usage, "prompt_tokens"), _field(usage, "completion_tokens"), cached)
 
 
 def _retryable(exc: Exception) -> bool:
@@ -107,15 +76,17 @@ class LLM:
         )
 
     async def stream(self, messages: list[dict], *, model: str | None = None,
-                     **options) -> AsyncIterator[Delta | Finish]:
-        """Deltas with text, then one Finish. Raises UpstreamError when it fails."""
+                     **options) -> AsyncIterator[list[str] | Finish]:
+        """Lists of text pieces (what arrived together), then one Finish.
+
+        Raises UpstreamError when it fails."""
         for attempt in range(self.retries + 1):
             said_something = False
             attempt_events = self._attempt(messages, model or self.model, options)
             try:
                 async with aclosing(attempt_events) as events:
                     async for event in events:
-                        said_something = said_something or isinstance(event, Delta)
+                        said_something = said_something or isinstance(event, list)
                         yield event
                 return
             except openai.APIError as exc:
@@ -125,26 +96,25 @@ class LLM:
                             exc, attempt + 1, self.retries)
                 await anyio.sleep(self.backoff * 2**attempt)
 
-    async def _attempt(self, messages, model, options) -> AsyncIterator[Delta | Finish]:
+    async def _attempt(self, messages, model, options) -> AsyncIterator[list[str] | Finish]:
         if self.fold_system:
             messages = fold_system(messages)
         stream = await self.client.chat.completions.create(
             model=model, messages=messages, stream=True,
             stream_options={"include_usage": True}, **options,
         )
-        finish_reason, usage = None, None
+        chunks, events = Chunks(stream.response.request), EventData()
         try:
-            async for chunk in stream:
-                usage = parse_usage(chunk.usage) or usage
-                for choice in chunk.choices:
-                    # Kimi streams its usage inside the last choice.
-                    usage = parse_usage(_field(choice, "usage")) or usage
-                    finish_reason = choice.finish_reason or finish_reason
-                    if choice.delta and choice.delta.content:
-                        yield Delta(choice.delta.content)
+            async with aclosing(_body(stream.response)) as body:
+                async for data in body:
+                    texts = [text for event in events.feed(data) for text in chunks.read(event)]
+                    if texts:
+                        yield texts
+                    if chunks.done:
+                        break
         finally:
             await close_quietly(stream)
-        yield Finish(finish_reason, usage)
+        yield Finish(chunks.finish_reason, chunks.usage)
 
     async def complete(self, messages: list[dict], *, model: str | None = None,
                        **options) -> tuple[str, Finish]:
@@ -153,14 +123,26 @@ class LLM:
         finish = Finish(None, None)
         async with aclosing(self.stream(messages, model=model, **options)) as events:
             async for event in events:
-                if isinstance(event, Delta):
-                    parts.append(event.content)
-                else:
+                if isinstance(event, Finish):
                     finish = event
+                else:
+                    parts.extend(event)
         return "".join(parts), finish
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+async def _body(response: httpx2.Response) -> AsyncIterator[bytes]:
+    """The response body as it arrives, with transport failures as the openai client's
+    errors (the same mapping as its own stream reader)."""
+    try:
+        async for data in response.aiter_bytes():
+            yield data
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request=response.request) from exc
+    except (httpx2.RequestError, anyio.EndOfStream, ssl.SSLError) as exc:
+        raise openai.APIConnectionError(request=response.request) from exc
 
 
 async def close_quietly(stream) -> None:

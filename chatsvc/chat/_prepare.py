@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import anyio
+
 from chatsvc._errors import EmbeddingError, VectorUnavailable
 from chatsvc._services import Services
 from chatsvc._settings import REPLY_RESERVE_TOKENS, Settings
@@ -127,6 +129,18 @@ async def _all(*awaitables):
     return results
 
 
+async def embed_query(services: Services, query: str) -> list[float]:
+    """The query's vector within the turn's embedding deadline: a slow embedding
+    service retried to the end would hold the answer for minutes (4 x 30 s by default)."""
+    deadline = services.settings.chat_embed_deadline_seconds
+    try:
+        with anyio.fail_after(deadline):
+            return await services.embedder.embed_query(query[:QUERY_CHARS])
+    except TimeoutError:
+        raise EmbeddingError(f"no query embedding within {deadline:g} s "
+                             "(CHATSVC_CHAT_EMBED_DEADLINE)") from None
+
+
 async def dynamic_layers(
     services: Services, user: User, project_id: str | None, query: str,
     timings: dict[str, float],
@@ -138,7 +152,7 @@ async def dynamic_layers(
     clock = Stopwatch(timings)
     try:
         with clock("embed"):
-            vector = await services.embedder.embed_query(query[:QUERY_CHARS])
+            vector = await embed_query(services, query)
         with clock("search"):
             # Three independent searches with one vector: run them side by side.
             facts, memories, snippets = await _all(

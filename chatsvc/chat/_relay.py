@@ -1,6 +1,8 @@
 """Relay one upstream completion and always record how it ended.
 
-`Relay.events()` yields the upstream's text deltas. However the iteration ends
+`Relay.events()` yields the upstream's text deltas, as lists of what arrived
+together (one item while the relay keeps up; several when it is behind, so they
+can go out in one write). However the iteration ends
 (done, upstream failure, overall timeout, the consumer cancelled because the
 client went away, or closed early), the upstream response is closed within a
 second and `on_finish` gets the outcome, shielded from cancellation so the
@@ -16,7 +18,8 @@ from dataclasses import dataclass
 import anyio
 
 from chatsvc._errors import UpstreamError
-from chatsvc.chat._llm import CLOSE_TIMEOUT_SECONDS, LLM, Delta, Finish, Usage
+from chatsvc.chat._llm import CLOSE_TIMEOUT_SECONDS, LLM, Finish
+from chatsvc.chat._usage import Usage
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class Relay:
         self.outcome: Outcome | None = None
         self.started_at: float | None = None  # perf_counter when the upstream call began
 
-    async def events(self) -> AsyncIterator[Delta]:
+    async def events(self) -> AsyncIterator[list[str]]:
         parts: list[str] = []
         finish = Finish(None, None)
         upstream = self.llm.stream(self.messages, model=self.model, **self.options)
@@ -61,7 +64,7 @@ class Relay:
                 if isinstance(event, Finish):
                     finish = event
                     continue
-                parts.append(event.content)
+                parts.extend(event)
                 yield event
             self.outcome = Outcome("complete", "".join(parts), finish.finish_reason, finish.usage)
         except UpstreamError as exc:

@@ -82,10 +82,11 @@ class Turn:
         self.prepared.timings.update(self.timings)
         return self.prepared
 
-    async def deltas(self) -> AsyncIterator[str]:
+    async def deltas(self) -> AsyncIterator[list[str]]:
+        """The answer's pieces, several at once when they arrived together."""
         async with aclosing(self.relay.events()) as events:
-            async for delta in events:
-                yield delta.content
+            async for pieces in events:
+                yield pieces
 
     @property
     def outcome(self) -> Outcome | None:

@@ -58,7 +58,7 @@ async def list_facts(
 ) -> dict:
     facts, total = await in_thread(
         _service(request).store.list, request.user.id, category=category,
-        limit=min(max(limit, 1), LIST_MAX), offset=offset,
+        limit=check.bounded("limit", limit, 1, LIST_MAX), offset=offset,
     )
     return {"facts": [fact_json(f) for f in facts], "total": total}
 
@@ -80,10 +80,11 @@ async def search_facts(
 ) -> dict:
     if q is None or not q.strip():
         raise _bad("q", "a search text is required")
+    check.bounded("limit", limit, 1, SEARCH_MAX)
     if not math.isfinite(max_distance) or max_distance < 0:
         raise _bad("max_distance", "must be a number >= 0")
     hits = await _service(request).search(
-        request.user.id, q.strip(), limit=min(max(limit, 1), SEARCH_MAX),
+        request.user.id, q.strip(), limit=limit,
         max_distance=max_distance,
     )
     return {"results": [

@@ -22,7 +22,7 @@ from chatsvc._errors_http import error_response
 from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import Relay
 from chatsvc.routes._openapi import OpenAIStreamingOperation
-from chatsvc.routes.chat import check_message, event_stream, invalid
+from chatsvc.routes.chat import check_message, event_stream, invalid, joined
 from context import Message
 from store._clock import new_id
 
@@ -86,11 +86,11 @@ def _data(payload: dict) -> ServerSentEvent:
 
 
 async def _stream(relay: Relay, ident: str, model: str,
-                  include_usage: bool) -> AsyncIterator[ServerSentEvent]:
+                  include_usage: bool) -> AsyncIterator[ServerSentEvent | bytes]:
     yield _data(_chunk(ident, model, {"role": "assistant", "content": ""}))
     async with aclosing(relay.events()) as events:
-        async for delta in events:
-            yield _data(_chunk(ident, model, {"content": delta.content}))
+        async for pieces in events:
+            yield joined([_data(_chunk(ident, model, {"content": text})) for text in pieces])
     outcome = relay.outcome
     if outcome.status != "complete":
         yield _data({"error": {"message": outcome.error_message, "type": "upstream_error",
@@ -126,7 +126,7 @@ async def chat_completions(request: Request, data: JSONBody[dict]) -> ASGIApp:
     if stream:
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
         return event_stream(request, _stream(relay, ident, model, include_usage))
-    content = "".join([delta.content async for delta in relay.events()])
+    content = "".join([text async for pieces in relay.events() for text in pieces])
     outcome = relay.outcome
     if outcome.status != "complete":
         return error_response(request, 502, outcome.error_message)

@@ -26,6 +26,12 @@ _CRASH = re.compile(r"Traceback \(most recent call last\)|Exception in ASGI appl
                     r"|unhandled error on")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time process `pid` has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class ServiceProcess:
     def __init__(self, data_dir: Path, env: dict[str, str], *, log_path: Path | None = None):
         self.data_dir = Path(data_dir)
@@ -113,9 +119,7 @@ class ServiceProcess:
                 for name, key in (("rss", "VmRSS"), ("anon", "RssAnon"), ("file", "RssFile"))}
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time the child has used so far (Linux /proc)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.process.pid)
 
     def __enter__(self) -> ServiceProcess:
         return self.start()

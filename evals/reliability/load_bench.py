@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import platform
 import re
 import statistics
@@ -35,15 +36,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
 from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
+from chatsvc.testing._process import cpu_seconds
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 USERS = 20
 
 
-STAMP = re.compile(r"@(\d+\.\d+);")
+STAMP = re.compile(rb"@(\d+\.\d+);")
+STATUS = re.compile(rb"HTTP/1\.[01] (\d{3})")
 
 
 @dataclass
@@ -54,10 +55,9 @@ class Stream:
     ok: bool = False
     error: str | None = None
 
-    def token(self, text: str) -> None:
-        now = time.monotonic()
-        self.arrivals.append(now)
-        self.latencies_ms += [(now - float(sent)) * 1000 for sent in STAMP.findall(text)]
+    def tokens(self, now: float, stamps: list[bytes]) -> None:
+        self.arrivals += [now] * len(stamps)
+        self.latencies_ms += [(now - float(sent)) * 1000 for sent in stamps]
 
     @property
     def first_token_ms(self) -> float | None:
@@ -69,50 +69,86 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-async def _read(response: httpx.Response, stream: Stream, direct: bool) -> None:
-    event = None
-    async for line in response.aiter_lines():
-        if direct and line.startswith("data: ") and line != "data: [DONE]":
-            chunk = json.loads(line[6:])
-            text = "".join((c.get("delta") or {}).get("content") or ""
-                           for c in chunk.get("choices", []))
-            if text:
-                stream.token(text)
-        elif direct and line == "data: [DONE]":
-            stream.ok = True
-        elif line.startswith("event: "):
-            event = line[7:]
-        elif line.startswith("data: ") and event == "delta":
-            stream.token(json.loads(line[6:])["content"])
-        elif line.startswith("data: ") and event == "done":
-            stream.ok = True
-        elif line.startswith("data: ") and event == "error":
-            stream.error = line[6:]
+@dataclass(frozen=True)
+class Target:
+    """One streaming POST and the bytes that end its stream well or badly."""
+    port: int
+    path: str
+    body: dict
+    headers: dict
+    done: bytes  # b"event: done" (chatsvc) or b"data: [DONE]" (the upstream)
+    failed: bytes | None = None
+
+    def request(self) -> bytes:
+        body = json.dumps(self.body).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in {
+            "Host": f"127.0.0.1:{self.port}", "Content-Type": "application/json",
+            "Content-Length": len(body), "Connection": "close", **self.headers}.items())
+        return f"POST {self.path} HTTP/1.1\r\n{head}\r\n".encode() + body
 
 
-async def one_stream(http: httpx.AsyncClient, url: str, body: dict, headers: dict,
-                     direct: bool) -> Stream:
-    stream = Stream(time.monotonic())
+class StreamReader(asyncio.Protocol):
+    """One streamed response as raw bytes: only the stamps, the status and the end
+    markers are looked for. An httpx client parsing every line saturated one core
+    at about 6,000 events/s, which hid what the service adds at 200 streams."""
+
+    def __init__(self, target: Target, stream: Stream, ended: asyncio.Future) -> None:
+        self.target, self.stream, self.ended = target, stream, ended
+        self.tail = b""  # bytes after the last newline: a stamp may be cut in two
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        transport.write(self.target.request())
+
+    def data_received(self, data: bytes) -> None:
+        now = time.monotonic()
+        buffer = self.tail + data
+        cut = buffer.rfind(b"\n") + 1
+        lines, self.tail = buffer[:cut], buffer[cut:]
+        if not self.stream.arrivals and (status := STATUS.match(lines)) \
+                and status.group(1) != b"200":
+            self.stream.error = f"HTTP {status.group(1).decode()}"
+        if stamps := STAMP.findall(lines):
+            self.stream.tokens(now, stamps)
+        if self.target.done in lines:
+            self.stream.ok = self.stream.error is None
+        elif self.target.failed and self.target.failed in lines:
+            self.stream.error = lines[lines.index(self.target.failed):][:300].decode(
+                errors="replace")
+
+    def connection_lost(self, exc) -> None:
+        if exc is not None and self.stream.error is None:
+            self.stream.error = f"{type(exc).__name__}: {exc}"
+        if not self.ended.done():
+            self.ended.set_result(None)
+
+
+async def one_stream(target: Target, timeout: float) -> Stream:
+    loop = asyncio.get_running_loop()
+    stream, ended = Stream(time.monotonic()), loop.create_future()
+    reader = StreamReader(target, stream, ended)
     try:
-        async with http.stream("POST", url, json=body, headers=headers) as response:
-            if response.status_code != 200:
-                stream.error = f"HTTP {response.status_code}"
-                return stream
-            await _read(response, stream, direct)
-    except httpx.HTTPError as exc:
-        stream.error = f"{type(exc).__name__}: {exc}"
+        await asyncio.wait_for(
+            loop.create_connection(lambda: reader, "127.0.0.1", target.port), timeout)
+        await asyncio.wait_for(ended, timeout - (time.monotonic() - stream.started))
+    except (OSError, TimeoutError) as exc:
+        stream.error = stream.error or f"{type(exc).__name__}: {exc}"
+    finally:
+        if reader.transport is not None:
+            reader.transport.close()
     return stream
 
 
-async def run_round(targets: list[tuple[str, dict, dict]], direct: bool,
-                    timeout: float) -> tuple[list[Stream], float]:
-    limits = httpx.Limits(max_connections=len(targets) + 10, max_keepalive_connections=0)
-    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
-        started = time.monotonic()
-        streams = await asyncio.wait_for(asyncio.gather(*[
-            one_stream(http, url, body, headers, direct) for url, body, headers in targets
-        ]), timeout)
-        return streams, time.monotonic() - started
+async def _round(targets: list[Target], timeout: float) -> tuple[list[Stream], float]:
+    started = time.monotonic()
+    streams = await asyncio.gather(*[one_stream(target, timeout) for target in targets])
+    return streams, time.monotonic() - started
+
+
+def run_round(targets: list[Target], timeout: float) -> tuple[list[Stream], float]:
+    """Every stream at once; each ends by itself within `timeout` seconds."""
+    return asyncio.run(_round(targets, timeout))
 
 
 def summarize(streams: list[Stream], seconds: float) -> dict:
@@ -132,81 +168,97 @@ def summarize(streams: list[Stream], seconds: float) -> dict:
     }
 
 
-def targets_direct(base_url: str, n: int) -> list[tuple[str, dict, dict]]:
+def targets_direct(base_url: str, n: int) -> list[Target]:
     body = {"model": "scripted-model", "stream": True,
             "messages": [{"role": "user", "content": "hello"}]}
-    return [(f"{base_url}/chat/completions", body, {})] * n
+    port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+    return [Target(port, "/v1/chat/completions", body, {}, b"data: [DONE]")] * n
 
 
-def targets_service(child: ServiceProcess, tokens: list[str], n: int, tag: str):
-    return [(f"{child.url}/api/chat", {"message": f"{tag} question {i}: tell me a story"},
-             {"Authorization": f"Bearer {tokens[i % len(tokens)]}"}) for i in range(n)]
+def targets_service(child: ServiceProcess, tokens: list[str], n: int, tag: str) -> list[Target]:
+    return [Target(child.port, "/api/chat", {"message": f"{tag} question {i}: tell me a story"},
+                   {"Authorization": f"Bearer {tokens[i % len(tokens)]}"},
+                   b"event: done", b"event: error")
+            for i in range(n)]
 
 
-def _upstream_process(reply: Reply, urls, stop) -> None:
+def _dependencies(reply: Reply, embeddings: str, urls, stop) -> None:
+    from tests.reliability.ollama_server import OllamaServer
+
     with ScriptedUpstream(default=reply) as upstream:
-        urls.put(upstream.base_url)
+        ollama = OllamaServer().start() if embeddings == "ollama-wire" else None
+        urls.put((upstream.base_url, ollama and ollama.url))
         stop.wait()
+        if ollama:
+            ollama.stop()
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    upstream_url: str
+    ollama_url: str | None
+    pid: int
 
 
 @contextmanager
-def upstream_process(reply: Reply):
-    """The scripted upstream in its own process: its 200 writer threads and the
-    client's parsing must not share one interpreter lock."""
+def dependencies(reply: Reply, embeddings: str):
+    """The scripted upstream and the Ollama-wire server in a process of their own:
+    their threads must not share an interpreter lock with the client."""
     context = multiprocessing.get_context("spawn")
     urls, stop = context.Queue(), context.Event()
-    process = context.Process(target=_upstream_process, args=(reply, urls, stop), daemon=True)
+    process = context.Process(target=_dependencies, args=(reply, embeddings, urls, stop),
+                              daemon=True)
     process.start()
     try:
-        yield urls.get(timeout=60)
+        yield Dependencies(*urls.get(timeout=60), pid=process.pid)
     finally:
         stop.set()
         process.join(10)
 
 
-def serve_env(args, upstream_url: str, ollama_url: str | None) -> dict[str, str]:
-    env = {"LLM_BASE_URL": upstream_url, "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+def serve_env(args, deps: Dependencies) -> dict[str, str]:
+    env = {"LLM_BASE_URL": deps.upstream_url, "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
            "CHATSVC_LOG_LEVEL": "WARNING", "LLM_TIMEOUT": str(args.round_timeout)}
-    if ollama_url:
-        env.update(CHATSVC_EMBEDDINGS="ollama", OLLAMA_URL=ollama_url)
+    if deps.ollama_url:
+        env.update(CHATSVC_EMBEDDINGS="ollama", OLLAMA_URL=deps.ollama_url)
     else:
         env.update(CHATSVC_EMBEDDINGS="local")
     return env
 
 
+def measured_round(child: ServiceProcess, deps: Dependencies, targets: list[Target],
+                   timeout: float) -> dict:
+    """One round's figures, with the CPU seconds each process spent on it."""
+    before = (child.cpu_seconds(), cpu_seconds(deps.pid), time.process_time())
+    streams, seconds = run_round(targets, timeout)
+    server, upstream, client = (after - start for after, start in zip(
+        (child.cpu_seconds(), cpu_seconds(deps.pid), time.process_time()), before,
+        strict=True))
+    return {**summarize(streams, seconds), "server_cpu_s": round(server, 2),
+            "server_cpu_ms_per_turn": round(server * 1000 / len(streams), 1),
+            "upstream_and_embeddings_cpu_s": round(upstream, 2),
+            "client_cpu_s": round(client, 2)}
+
+
 def measure(args) -> dict:
     chunks = [f" tok{i}" for i in range(args.tokens)]
     reply = Reply(chunks=chunks, chunk_delay=args.token_delay, stamp=True)
-    ollama = None
-    if args.embeddings == "ollama-wire":
-        from tests.reliability.ollama_server import OllamaServer
-
-        ollama = OllamaServer().start()
-    with tempfile.TemporaryDirectory() as tmp, upstream_process(reply) as upstream_url:
-        child = ServiceProcess(Path(tmp) / "data", serve_env(args, upstream_url,
-                                                             ollama and ollama.url))
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp, dependencies(reply, args.embeddings) as deps:
+        child = ServiceProcess(Path(tmp) / "data", serve_env(args, deps))
         tokens = [child.add_user(f"user{i}") for i in range(USERS)]
         with child:
-            warm, _ = asyncio.run(run_round(targets_service(child, tokens, 20, "warm"), False,
-                                            args.round_timeout))
-            direct, direct_s = asyncio.run(run_round(
-                targets_direct(upstream_url, args.concurrency), True, args.round_timeout))
+            warm, _ = run_round(targets_service(child, tokens, 20, "warm"), args.round_timeout)
+            direct, direct_s = run_round(targets_direct(deps.upstream_url, args.concurrency),
+                                         args.round_timeout)
             rss = {"after_warmup_kib": child.memory_kib()}
             rounds = []
             deadline = time.monotonic() + args.soak
             while len(rounds) < args.rounds or time.monotonic() < deadline:
-                cpu = child.cpu_seconds()
-                streams, seconds = asyncio.run(run_round(
-                    targets_service(child, tokens, args.concurrency, f"r{len(rounds)}"), False,
-                    args.round_timeout))
-                rounds.append(summarize(streams, seconds))
-                cpu = child.cpu_seconds() - cpu
-                rounds[-1]["server_cpu_s"] = round(cpu, 2)
-                rounds[-1]["server_cpu_ms_per_turn"] = round(cpu * 1000 / len(streams), 1)
+                rounds.append(measured_round(child, deps, targets_service(
+                    child, tokens, args.concurrency, f"r{len(rounds)}"), args.round_timeout))
                 rss[f"after_round_{len(rounds)}_kib"] = child.memory_kib()
             crashes = child.crashes()
-    if ollama:
-        ollama.stop()
     baseline = summarize(direct, direct_s)
     return {"config": vars(args), "warmup_errors": sum(not s.ok for s in warm),
             "upstream_alone": baseline, "through_chatsvc": rounds,
@@ -215,8 +267,9 @@ def measure(args) -> dict:
                  for q in ("p50", "p95")}
                 for r in rounds],
             "rss": rss, "server_log_crash_lines": len(crashes),
-            "machine": f"{platform.machine()} {platform.python_version()}; shared, loaded "
-                       "2-core VM (5 engineers' tests running)"}
+            "machine": f"{platform.machine()} Python {platform.python_version()}, "
+                       f"{os.cpu_count()} cores shared with other engineers' work; load "
+                       f"average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after"}
 
 
 def markdown(result: dict) -> str:
@@ -240,7 +293,10 @@ def markdown(result: dict) -> str:
             f"| {r['first_token_ms']['p50']} | {r['first_token_ms']['p95']} |")
     lines += ["", "Server CPU per round (s): " + ", ".join(
         f"{r['server_cpu_s']} ({r['server_cpu_ms_per_turn']} ms per turn)"
-        for r in result["through_chatsvc"])]
+        for r in result["through_chatsvc"]),
+        "", "Upstream + embeddings process / client process CPU per round (s): " + ", ".join(
+            f"{r['upstream_and_embeddings_cpu_s']} / {r['client_cpu_s']}"
+            for r in result["through_chatsvc"])]
     lines += ["", "Server resident memory (KiB, total / anonymous / file-backed): " + ", ".join(
         f"{k} {v['rss']} / {v['anon']} / {v['file']}" for k, v in result["rss"].items()),
         f"Crash lines in the server log: {result['server_log_crash_lines']}", ""]

@@ -67,3 +67,19 @@ def test_the_context_window_must_leave_room_for_a_prompt(env, ok):
         return
     with pytest.raises(SettingsError, match="LLM_CONTEXT_TOKENS"):
         Settings.from_env(env)
+
+
+@pytest.mark.parametrize("level", ["WARNING", "DEBUG"])
+def test_the_log_level_reaches_the_root_logger_past_litestars_default(settings, level):
+    import logging
+
+    from chatsvc import create_app
+
+    before = logging.getLogger().level
+    try:
+        create_app(settings.with_overrides(log_level=level))
+        assert logging.getLogger().level == logging.getLevelName(level)
+        # httpx logs every request at INFO: silent at WARNING
+        assert logging.getLogger("httpx").isEnabledFor(logging.INFO) == (level == "DEBUG")
+    finally:
+        logging.getLogger().setLevel(before)

@@ -6,6 +6,8 @@ degraded, both messages are stored complete, no traceback, bounded latency.
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -17,6 +19,7 @@ from tests.reliability.conftest import (
     chat_turn,
     stored,
 )
+from tests.reliability.ollama_server import OllamaServer
 
 # Worst case before the fallback: every attempt times out, plus backoff, plus a
 # loaded 2-core machine's scheduling.
@@ -74,3 +77,41 @@ def test_saving_a_fact_with_ollama_failing_still_saves_it(fault, ollama):
     assert response.status_code == 201, response.text
     listed = httpx.get(f"{fault.url}/api/facts", headers=auth(fault, "bob")).json()
     assert [f["fact"] for f in listed["facts"]] == ["Keeps bees on the roof"]
+
+
+def test_a_slow_ollama_holds_a_turn_no_longer_than_the_embedding_deadline(
+    monkeypatch, upstream
+):
+    """Retried to the end, 4 attempts timing out at 1 s would hold the turn 4+ s; the
+    turn's embedding deadline (0.6 s) answers in fallback mode instead."""
+    from litestar.testing import TestClient
+
+    from chatsvc import Services, Settings, create_app
+    from tests.chatsvc.chat.conftest import chat, publish_posts
+
+    slow = OllamaServer(slow_seconds=3.0).start()
+    slow.mode = "slow"
+    for name, value in {"CHATSVC_EMBEDDINGS": "ollama", "OLLAMA_URL": slow.url,
+                        "LLM_BASE_URL": upstream.base_url, "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+                        "CHATSVC_EMBED_TIMEOUT": "1", "CHATSVC_EMBED_RETRIES": "3",
+                        "CHATSVC_EMBED_RETRY_BACKOFF": "0.05",
+                        "CHATSVC_CHAT_EMBED_DEADLINE": "0.6"}.items():
+        monkeypatch.setenv(name, value)
+    services = Services.open(Settings.from_env())
+    try:
+        _, token = services.users.add("carol")
+        publish_posts(services)
+        with TestClient(create_app(services=services)) as client:
+            upstream.script(Reply(chunks=["still ", "here"]))
+            started = time.monotonic()
+            events = chat(client, {"Authorization": f"Bearer {token}"}, "anything new?")
+            seconds = time.monotonic() - started
+        meta = events[0][1]
+        assert [kind for kind, _ in events] == ["meta", "delta", "delta", "done"]
+        assert meta["mode"] == "fallback"
+        assert "no query embedding within 0.6 s" in meta["degraded_reason"]
+        assert slow.embed_calls == 1  # cut short during the first attempt: no retries
+        assert seconds < 2.5, seconds
+    finally:
+        services.db.close()
+        slow.stop()

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from openai.types import CompletionUsage
-
-from chatsvc.chat._llm import parse_usage
 from chatsvc.chat._prepare import user_today
 from chatsvc.chat._turn import history_of
+from chatsvc.chat._usage import parse_usage
 from context import Message
 from store import ChatMessage
 
@@ -21,15 +19,13 @@ def test_the_date_is_the_users_local_date():
 
 
 def test_cached_tokens_from_openai_details_kimi_top_level_or_unknown():
-    openai_style = CompletionUsage.model_validate({
-        "prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105,
-        "prompt_tokens_details": {"cached_tokens": 64}})
+    openai_style = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105,
+                    "prompt_tokens_details": {"cached_tokens": 64}}
     assert parse_usage(openai_style).cached_tokens == 64
-    kimi_style = CompletionUsage.model_validate({
-        "prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105, "cached_tokens": 80})
+    kimi_style = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105,
+                  "cached_tokens": 80}
     assert parse_usage(kimi_style).cached_tokens == 80
-    silent = CompletionUsage.model_validate({
-        "prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105})
+    silent = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}
     assert parse_usage(silent).cached_tokens is None
     assert parse_usage({"prompt_tokens": 3, "completion_tokens": 1,
                         "cached_tokens": 0}).cached_tokens == 0

@@ -1,0 +1,84 @@
+"""The upstream's streamed chunks, read from the raw SSE bytes with json.loads.
+
+The openai client builds pydantic models for every chunk, which was the largest
+part of chatsvc's CPU per streamed token; only the content, the finish reason
+and the usage are needed. What arrived in one network read is returned together,
+so a relay that falls behind forwards it in one write instead of one per token.
+"""
+
+from __future__ import annotations
+
+import json
+
+import openai
+
+from chatsvc.chat._usage import Usage, parse_usage
+
+
+class EventData:
+    """The `data` of each complete server-sent event, fed the bytes as they arrive."""
+
+    def __init__(self) -> None:
+        self._pending = b""  # an unfinished line
+        self._data: list[bytes] = []  # the data lines of the event being read
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        lines = (self._pending + chunk).splitlines(keepends=True)
+        # A line ending in a lone \r may be half of a \r\n: wait for the next byte.
+        self._pending = lines.pop() if lines and not lines[-1].endswith(b"\n") else b""
+        events = []
+        for line in lines:
+            line = line.rstrip(b"\r\n")
+            if not line:
+                if self._data:
+                    events.append(b"\n".join(self._data))
+                    self._data = []
+            elif line.startswith(b"data:"):
+                value = line[5:]
+                self._data.append(value[1:] if value.startswith(b" ") else value)
+        return events
+
+
+class Chunks:
+    """Content, finish reason and usage from `chat.completion.chunk` events' data."""
+
+    def __init__(self, request) -> None:
+        self.request = request  # the upstream request, for the errors raised
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self.done = False
+
+    def read(self, data: bytes) -> list[str]:
+        """The content pieces of one event; raises openai.APIError for an error event."""
+        if data.startswith(b"[DONE]"):
+            self.done = True
+            return []
+        chunk = self._decode(data)
+        self.usage = parse_usage(chunk.get("usage")) or self.usage
+        texts = []
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict):
+                continue
+            # Kimi streams its usage inside the last choice.
+            self.usage = parse_usage(choice.get("usage")) or self.usage
+            self.finish_reason = choice.get("finish_reason") or self.finish_reason
+            content = (choice.get("delta") or {}).get("content")
+            if content and isinstance(content, str):
+                texts.append(content)
+        return texts
+
+    def _decode(self, data: bytes) -> dict:
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise openai.APIError("the stream sent invalid JSON", self.request, body=None) \
+                from None
+        if not isinstance(chunk, dict):
+            raise openai.APIError("the stream sent a chunk that is not an object",
+                                  self.request, body=None)
+        error = chunk.get("error")
+        if error:  # what the openai client raises for an error event mid-stream
+            message = error.get("message") if isinstance(error, dict) else None
+            raise openai.APIError(message if isinstance(message, str) else
+                                  "An error occurred during streaming", self.request, body=error)
+        return chunk

@@ -1,0 +1,71 @@
+"""Reading the upstream's SSE bytes without the openai client's typed chunks."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import openai
+import pytest
+
+from chatsvc.chat._sse_in import Chunks, EventData
+
+REQUEST = httpx2.Request("POST", "http://upstream/v1/chat/completions")
+
+
+def chunk(content=None, finish_reason=None, **extra) -> bytes:
+    delta = {"content": content} if content is not None else {}
+    body = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+def test_events_split_anywhere_across_reads_come_out_whole():
+    stream = chunk("Hel") + chunk("lo") + b"data: [DONE]\n\n"
+    for cut in range(1, len(stream)):
+        events = EventData()
+        got = events.feed(stream[:cut]) + events.feed(stream[cut:])
+        assert got == [stream.split(b"\n\n")[0][6:], stream.split(b"\n\n")[1][6:], b"[DONE]"]
+
+
+def test_crlf_comments_other_fields_and_multiline_data():
+    events = EventData()
+    got = events.feed(b": keep-alive\r\n\r\nevent: x\r\ndata:{\"a\":\r")
+    got += events.feed(b"\ndata: 1}\r\n\r")
+    assert got == []  # the last \r may be half of \r\n
+    assert events.feed(b"\n") == [b'{"a":\n1}']
+
+
+def test_content_finish_reason_and_usage_in_either_place():
+    chunks = Chunks(REQUEST)
+    assert chunks.read(chunk("a")[6:-2]) == ["a"]
+    assert chunks.read(chunk(finish_reason="stop")[6:-2]) == []
+    openai_usage = {"prompt_tokens": 9, "completion_tokens": 1,
+                    "prompt_tokens_details": {"cached_tokens": 8}}
+    assert chunks.read(json.dumps({"choices": [], "usage": openai_usage}).encode()) == []
+    assert (chunks.finish_reason, chunks.usage.cached_tokens) == ("stop", 8)
+    kimi = {"choices": [{"delta": {}, "usage": {"prompt_tokens": 9, "cached_tokens": 5}}]}
+    chunks.read(json.dumps(kimi).encode())
+    assert chunks.usage.cached_tokens == 5
+    assert not chunks.done
+    assert chunks.read(b"[DONE]") == [] and chunks.done
+
+
+def test_odd_but_valid_chunks_carry_no_text():
+    chunks = Chunks(REQUEST)
+    for odd in ({"choices": None}, {"choices": [None, {"delta": None}]},
+                {"choices": [{"delta": {"content": None}}]},
+                {"choices": [{"delta": {"content": ["not", "text"]}}]}, {"usage": "n/a"}):
+        assert chunks.read(json.dumps(odd).encode()) == []
+    assert (chunks.finish_reason, chunks.usage) == (None, None)
+
+
+@pytest.mark.parametrize("data, message", [
+    (b'{"error": {"message": "overloaded"}}', "overloaded"),
+    (b'{"error": "x"}', "An error occurred during streaming"),
+    (b"{not json", "invalid JSON"),
+    (b"[1, 2]", "not an object"),
+])
+def test_error_events_and_garbage_raise_the_clients_api_error(data, message):
+    with pytest.raises(openai.APIError, match=message) as raised:
+        Chunks(REQUEST).read(data)
+    assert not isinstance(raised.value, openai.APIStatusError)  # retried only before a token
