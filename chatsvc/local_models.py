@@ -45,6 +45,10 @@ class LlamaServer:
 
     `with LlamaServer(cache_dir) as server:` starts it, waits until it answers
     /v1/models and stops it on exit. `server.base_url` ends in /v1.
+
+    No `--cache`: llama.cpp reuses the previous prompt's common prefix by itself,
+    and llama-cpp-python's RAM cache saves each state with its logits as a Python
+    list (gigabytes for Gemma's 262k vocabulary): a few turns ran it out of memory.
     """
 
     def __init__(self, cache_dir: Path, *, n_ctx: int = 8192, threads: int | None = None) -> None:
@@ -66,7 +70,6 @@ class LlamaServer:
             "--model", str(model), "--model_alias", LOCAL_LLM_MODEL,
             "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(self.port),
             "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
-            "--cache", "true",
         ]
         log.info("starting local LLM: %s on %s", model.name, self.base_url)
         # llama.cpp logs a lot; a pipe nobody reads would fill up and block the server.

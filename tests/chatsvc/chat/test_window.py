@@ -11,8 +11,9 @@ from tests.chatsvc.chat.conftest import chat, seed_user_data
 
 @pytest.fixture
 def small_window(monkeypatch):
-    monkeypatch.setenv("LLM_CONTEXT_TOKENS", "3000")
+    monkeypatch.setenv("LLM_CONTEXT_TOKENS", "5000")
     monkeypatch.setenv("LLM_MAX_TOKENS", "500")
+    monkeypatch.setenv("CHATSVC_CONTEXT_TOKENS", "1000")
 
 
 def test_the_history_is_cut_so_prompt_and_answer_fit(small_window, client, alice, upstream):
@@ -26,7 +27,7 @@ def test_the_history_is_cut_so_prompt_and_answer_fit(small_window, client, alice
         conversation_id = events[0][1]["conversation_id"]
     bodies = [r.body for r in upstream.requests]
     for body, question in zip(bodies, questions, strict=True):
-        assert sum(count_tokens(m["content"]) for m in body["messages"]) <= 3000 - 500
+        assert sum(count_tokens(m["content"]) for m in body["messages"]) <= 5000 - 500
         assert body["messages"][-1]["content"] == question
         assert body["max_tokens"] == 500
     # Without the window all eight would fit the 16,000-token history budget.
