@@ -109,9 +109,9 @@ def remote(replay: runner.Replay, args: argparse.Namespace, stack: ExitStack):
 def _settings_in_env() -> list[str]:
     """CHATSVC_* settings that change the prompts (budgets, say), shown in the report's
     command line; anything that may hold a secret is left out."""
-    secret = ("URL", "TOKEN", "KEY", "PASSWORD")
+    secret = {"URL", "TOKEN", "KEY", "PASSWORD", "SECRET"}
     return [f"{name}={value}" for name, value in sorted(os.environ.items())
-            if name.startswith("CHATSVC_") and not any(s in name for s in secret)]
+            if name.startswith("CHATSVC_") and not secret & set(name.split("_"))]
 
 
 def main(argv: list[str] | None = None) -> int:
