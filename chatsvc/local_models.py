@@ -70,6 +70,12 @@ class LlamaServer:
             "--model", str(model), "--model_alias", LOCAL_LLM_MODEL,
             "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(self.port),
             "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
+            # Queue a second request instead of ending the running stream with [DONE]:
+            # that cut answers short without any error.
+            "--interrupt_requests", "false",
+            # The server's default keeps the logits of every prompt token (n_ctx x 262k
+            # floats: 8 GB at 8192) and computes them; chat needs only the last ones.
+            "--logits_all", "false",
         ]
         log.info("starting local LLM: %s on %s", model.name, self.base_url)
         # llama.cpp logs a lot; a pipe nobody reads would fill up and block the server.

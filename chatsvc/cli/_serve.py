@@ -24,6 +24,9 @@ def register(subparsers) -> None:
     serve.set_defaults(run=_serve)
 
 
+LOCAL_MAX_ANSWER_TOKENS = 512
+
+
 def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings:
     """Settings with the local models filled in where nothing else is configured."""
     from chatsvc import local_models
@@ -36,6 +39,9 @@ def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings
         changes.update(llm_base_url=server.base_url, llm_model=local_models.LOCAL_LLM_MODEL)
         if "llm_context_tokens" not in settings.explicit:
             changes.update(llm_context_tokens=server.n_ctx)
+        if "llm_max_tokens" not in settings.explicit:
+            # A 270M model can ramble until the turn's timeout: bound each answer.
+            changes.update(llm_max_tokens=LOCAL_MAX_ANSWER_TOKENS)
         if "extract_max_input_tokens" not in settings.explicit:
             # An extraction request (input + output) must fit the small local window too.
             changes.update(extract_max_input_tokens=min(settings.extract_max_input_tokens,

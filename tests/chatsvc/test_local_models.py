@@ -39,5 +39,6 @@ def test_serving_on_the_local_llm_takes_its_window(monkeypatch):
         # Prompts and extraction requests are cut to fit llama.cpp's n_ctx.
         assert settings.llm_context_tokens == 8192
         assert settings.extract_max_input_tokens == 8192
+        assert settings.llm_max_tokens == 512  # a 270M model rambles otherwise
         monkeypatch.setenv("LLM_CONTEXT_TOKENS", "4096")
         assert local_overrides(Settings.from_env(), stack).llm_context_tokens == 4096
