@@ -27,7 +27,6 @@ import asyncio
 import json
 import multiprocessing
 import os
-import platform
 import re
 import statistics
 import tempfile
@@ -38,6 +37,7 @@ from pathlib import Path
 
 from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
 from chatsvc.testing._process import cpu_seconds
+from evals._machine import describe
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 USERS = 20
@@ -243,7 +243,7 @@ def measured_round(child: ServiceProcess, deps: Dependencies, targets: list[Targ
 def measure(args) -> dict:
     chunks = [f" tok{i}" for i in range(args.tokens)]
     reply = Reply(chunks=chunks, chunk_delay=args.token_delay, stamp=True)
-    load_before = os.getloadavg()
+    machine = describe()  # the load average before anything starts
     with tempfile.TemporaryDirectory() as tmp, dependencies(reply, args.embeddings) as deps:
         child = ServiceProcess(Path(tmp) / "data", serve_env(args, deps))
         tokens = [child.add_user(f"user{i}") for i in range(USERS)]
@@ -267,9 +267,7 @@ def measure(args) -> dict:
                  for q in ("p50", "p95")}
                 for r in rounds],
             "rss": rss, "server_log_crash_lines": len(crashes),
-            "machine": f"{platform.machine()} Python {platform.python_version()}, "
-                       f"{os.cpu_count()} cores shared with other engineers' work; load "
-                       f"average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after"}
+            "machine": f"{machine}; {os.getloadavg()[0]:.1f} after"}
 
 
 def markdown(result: dict) -> str:
