@@ -149,7 +149,7 @@ async def memory_injection(
     user_id: str,
     *,
     project_id: str | None = None,
-    query_text: str = "",
+    query_text: str | None = None,
     query_vector: Sequence[float] | None = None,
 ) -> MemoryInjection:
     """Baseline + semantic memories for one message. Pass `query_vector` to reuse
@@ -202,7 +202,10 @@ async def _recall(services, user_id, project_id, query_text, query_vector):
     """(hits, None), or ([], degraded_reason) after logging why and where."""
     text = (query_text or "").strip()[: services.settings.memory_query_max_chars]
     if not text and query_vector is None:
-        return _degraded(EMPTY_QUERY, "no query text", level=logging.INFO)
+        # No query at all is the stable prefix asking for its baseline: not worth a
+        # line per new conversation. A blank query from a client still is.
+        level = logging.DEBUG if query_text is None else logging.INFO
+        return _degraded(EMPTY_QUERY, "no query text", level=level)
     state = services.db.vector_state
     if not state.ok:
         conflict = state.detail.startswith("CONFLICT")

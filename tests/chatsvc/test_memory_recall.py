@@ -213,3 +213,12 @@ def test_empty_query_is_baseline_only(client, alice):
     for blank in ("", "   \n"):
         degraded(client, headers, "empty_query", query=blank)
     assert client.post(PREVIEW, headers=headers, json={}).json()["mode"] == "deterministic"
+
+
+def test_the_stable_prefix_asking_for_its_baseline_logs_nothing(services, alice):
+    from chatsvc.memory import memory_injection
+
+    user, _ = alice
+    with memory_log() as lines:
+        result = anyio.run(lambda: memory_injection(services, user.id))
+    assert result.degraded_reason == "empty_query" and lines == []
