@@ -47,6 +47,8 @@ class Settings:
     data_dir: Path = Path("./data")
     host: str = "127.0.0.1"
     port: int = 8000
+    # Server processes on one data dir (SQLite WAL; background jobs take file locks).
+    workers: int = 1
     log_level: str = "INFO"
     max_body_bytes: int = 256 * 1024
     max_message_chars: int = 32_000
@@ -225,6 +227,11 @@ class Settings:
         return _replace(self, explicit=self.explicit | set(changes), **changes)
 
 
+def env_var(field_name: str) -> str:
+    """The environment variable a setting is read from."""
+    return _ENV_VARS[field_name][0]
+
+
 def _replace(settings: Settings, **changes: object) -> Settings:
     current = {f.name: getattr(settings, f.name) for f in fields(settings)}
     current.update(changes)
@@ -314,6 +321,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "data_dir": ("CHATSVC_DATA_DIR", Path),
     "host": ("CHATSVC_HOST", _text),
     "port": ("CHATSVC_PORT", _positive_int),
+    "workers": ("CHATSVC_WORKERS", _positive_int),
     "log_level": ("CHATSVC_LOG_LEVEL", _log_level),
     "max_body_bytes": ("CHATSVC_MAX_BODY_BYTES", _positive_int),
     "max_message_chars": ("CHATSVC_MAX_MESSAGE_CHARS", _positive_int),

@@ -8,6 +8,7 @@ between threads, so every thread gets its own connection.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Iterator
@@ -16,6 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sqlean as sqlite3
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
 
 from store import _migrations, _vectors
 from store._errors import DatabaseBusy, VectorUnavailable
@@ -163,9 +169,25 @@ class Database(PerThreadConnections):
 
     @contextmanager
     def job_lock(self, job: str, key: str, *, wait: bool) -> Iterator[bool]:
-        """Cross-replica exclusion for background jobs (see store/pg). One SQLite file
-        serves one process, whose jobs serialise themselves: always held."""
-        yield True
+        """Exclusion for background jobs across every process on this file (`serve
+        --workers`): an flock on a file beside it, which the OS drops with a crashed
+        holder. wait=False gives up at once when another holds it."""
+        if fcntl is None or str(self.path) == ":memory:":
+            yield True  # one process only (no flock on Windows)
+            return
+        locks = self.path.with_name(self.path.name + "-locks")
+        locks.mkdir(exist_ok=True)
+        name = hashlib.sha256(f"{job}:{key}".encode()).hexdigest()[:32]
+        with open(locks / name, "a+b") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     @contextmanager
     def bulk_vectors(self) -> Iterator[None]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 
-from chatsvc._settings import Settings
+from chatsvc._errors import SettingsError
+from chatsvc._settings import Settings, env_var
 
 log = logging.getLogger("chatsvc.serve")
 
@@ -21,6 +23,8 @@ def register(subparsers) -> None:
     serve = subparsers.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", default=None, help="default CHATSVC_HOST or 127.0.0.1")
     serve.add_argument("--port", type=int, default=None, help="default CHATSVC_PORT or 8000")
+    serve.add_argument("--workers", type=int, default=None,
+                       help="server processes (default CHATSVC_WORKERS or 1)")
     serve.set_defaults(run=_serve)
 
 
@@ -63,15 +67,34 @@ def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings
     return settings.with_overrides(**changes).validated()
 
 
+def export_overrides(settings: Settings) -> None:
+    """Put what `local_overrides` filled in into the environment, where each worker
+    process reads its settings (empty values: the worker derives the same default)."""
+    for name in settings.explicit:
+        value = getattr(settings, name)
+        if env_var(name) not in os.environ and value not in ("", 0, None):
+            os.environ[env_var(name)] = str(value)
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from chatsvc._app import create_app
 
     settings = Settings.from_env()
+    workers = args.workers or settings.workers
+    if workers < 1:
+        raise SettingsError(f"--workers {workers}: use 1 or more")
     with contextlib.ExitStack() as stack:
         settings = local_overrides(settings, stack)
         host = args.host or settings.host
         port = args.port or settings.port
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+        if workers == 1:
+            uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+        else:
+            # Each worker builds its app from the environment; the local LLM server, if
+            # any, stays in this process and serves them all.
+            export_overrides(settings)
+            uvicorn.run("chatsvc._app:create_app", factory=True, workers=workers,
+                        host=host, port=port, log_level="info")
     return 0

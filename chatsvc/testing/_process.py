@@ -111,15 +111,24 @@ class ServiceProcess:
         """Lines that show an unhandled exception, in the log from byte `since` on."""
         return [line for line in self.log(since).splitlines() if _CRASH.search(line)]
 
+    def pids(self) -> list[int]:
+        """The service's process and its workers (`CHATSVC_WORKERS`), Linux /proc."""
+        pid = self.process.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [pid, *map(int, children)]
+
     def memory_kib(self) -> dict[str, int]:
-        """The child's resident memory (Linux /proc): total, anonymous (the heap) and
-        file-backed (shared libraries, the mmap'd database file)."""
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return {name: int(re.search(rf"{key}:\s+(\d+) kB", status).group(1))
-                for name, key in (("rss", "VmRSS"), ("anon", "RssAnon"), ("file", "RssFile"))}
+        """Resident memory of the service's processes together (Linux /proc): total,
+        anonymous (the heap) and file-backed (shared libraries, the mmap'd database)."""
+        totals = {"rss": 0, "anon": 0, "file": 0}
+        for pid in self.pids():
+            status = Path(f"/proc/{pid}/status").read_text()
+            for name, key in (("rss", "VmRSS"), ("anon", "RssAnon"), ("file", "RssFile")):
+                totals[name] += int(re.search(rf"{key}:\s+(\d+) kB", status).group(1))
+        return totals
 
     def cpu_seconds(self) -> float:
-        return cpu_seconds(self.process.pid)
+        return sum(cpu_seconds(pid) for pid in self.pids())
 
     def __enter__(self) -> ServiceProcess:
         return self.start()

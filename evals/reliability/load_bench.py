@@ -218,7 +218,8 @@ def dependencies(reply: Reply, embeddings: str):
 
 def serve_env(args, deps: Dependencies) -> dict[str, str]:
     env = {"LLM_BASE_URL": deps.upstream_url, "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
-           "CHATSVC_LOG_LEVEL": "WARNING", "LLM_TIMEOUT": str(args.round_timeout)}
+           "CHATSVC_LOG_LEVEL": "WARNING", "LLM_TIMEOUT": str(args.round_timeout),
+           "CHATSVC_WORKERS": str(args.workers)}
     if deps.ollama_url:
         env.update(CHATSVC_EMBEDDINGS="ollama", OLLAMA_URL=deps.ollama_url)
     else:
@@ -310,6 +311,7 @@ def main() -> None:
     parser.add_argument("--round-timeout", type=float, default=120.0)
     parser.add_argument("--soak", type=float, default=0.0, help="seconds of repeated rounds")
     parser.add_argument("--embeddings", choices=("ollama-wire", "local"), default="ollama-wire")
+    parser.add_argument("--workers", type=int, default=1, help="chatsvc serve processes")
     parser.add_argument("--out", default="reliability_load")
     args = parser.parse_args()
     result = measure(args)

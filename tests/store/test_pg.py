@@ -45,25 +45,6 @@ def test_replicas_starting_together_migrate_once(url):
         db.close()
 
 
-def test_job_lock_is_exclusive_per_job_and_key_until_released(url):
-    a = PgDatabase(url, embed_model="m", embed_dim=4)
-    b = PgDatabase(url, embed_model="m", embed_dim=4)
-    try:
-        with a.job_lock("fact_extraction", "alice", wait=False) as held:
-            assert held
-            with b.job_lock("fact_extraction", "alice", wait=False) as other:
-                assert not other
-            with b.job_lock("fact_extraction", "bob", wait=False) as other:
-                assert other
-            with b.job_lock("fact_sheet", "alice", wait=False) as other:
-                assert other
-        with b.job_lock("fact_extraction", "alice", wait=False) as again:
-            assert again
-    finally:
-        a.close()
-        b.close()
-
-
 def test_placeholders_are_rewritten_outside_string_literals_only():
     sql = "SELECT ? , :name, x::vector, 'it''s ? :lit 5%' FROM t WHERE a LIKE '%x'"
     assert translate(sql, True) == (
