@@ -25,7 +25,7 @@ class Budgets:
     memory: int = 1500
     docs: int = 4000
     message_context: int = 2000
-    history: int = 8000
+    history: int = 16000
     history_refill: float = 0.5
     prompt: int | None = None  # ceiling on the whole prompt (window less the answer)
 
