@@ -8,6 +8,7 @@ version. Files are never edited once released; changes get a new number.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from importlib import resources
 
 from store import _meta
@@ -35,21 +36,32 @@ def current_version(conn) -> int:
     return int(value) if value is not None else 0
 
 
-def apply(conn, *, upto: int | None = None) -> list[str]:
-    """Apply pending migrations (up to version `upto`); return the names of those applied."""
+def _run_statements(conn, sql: str) -> None:
+    for statement in _statements(sql):
+        conn.execute(statement)
+
+
+def apply(
+    conn, *, upto: int | None = None, package: str = "store.migrations",
+    begin: str = "BEGIN IMMEDIATE", run: Callable[[object, str], None] = _run_statements,
+) -> list[str]:
+    """Apply pending migrations (up to version `upto`); return the names of those applied.
+
+    `package`, `begin` (a write transaction) and `run` (a whole file's SQL) are the
+    backend's: SQLite by default; PostgreSQL passes its own.
+    """
     applied = []
     version = current_version(conn)
-    for number, name, sql in available():
+    for number, name, sql in available(package):
         if number <= version or (upto is not None and number > upto):
             continue
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(begin)
         try:
             # Another process may have migrated while we waited for the lock.
             if current_version(conn) >= number:
                 conn.execute("ROLLBACK")
                 continue
-            for statement in _statements(sql):
-                conn.execute(statement)
+            run(conn, sql)
             _meta.put(conn, "schema_version", str(number))
         except BaseException:
             conn.execute("ROLLBACK")

@@ -132,22 +132,10 @@ class PgDatabase(PerThreadConnections):
             conn.close()  # ends the session, which releases the lock
 
     def _migrate(self, conn: Connection) -> list[str]:
-        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        version = int(_meta.get(conn, "schema_version") or 0)
-        applied = []
-        for number, name, sql in _migrations.available("store.pg.migrations"):
-            if number <= version:
-                continue
-            conn.execute(WRITE_TRANSACTION)
-            try:
-                conn.raw.execute(sql)  # several statements, no parameters
-                _meta.put(conn, "schema_version", str(number))
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            applied.append(name)
-        return applied
+        return _migrations.apply(
+            conn, package="store.pg.migrations", begin=WRITE_TRANSACTION,
+            run=lambda c, sql: c.raw.execute(sql),  # several statements, no parameters
+        )
 
     # -- vectors -----------------------------------------------------------------------
 
