@@ -175,7 +175,7 @@ class Settings:
                 )
             _check_url("CHATSVC_EMBED_URL", self.embed_url)
         if self.llm_context_tokens is not None and self.llm_context_tokens < 2 * (
-            self.llm_max_tokens or REPLY_RESERVE_TOKENS
+            self.reply_reserve_tokens
         ):
             raise SettingsError(
                 f"LLM_CONTEXT_TOKENS={self.llm_context_tokens} leaves no room for a prompt: "
@@ -221,6 +221,18 @@ class Settings:
             embed_document_prefix=doc_prefix,
             embed_query_prefix=query_prefix,
         )
+
+    @property
+    def reply_reserve_tokens(self) -> int:
+        """Room kept for the answer within LLM_CONTEXT_TOKENS."""
+        return self.llm_max_tokens or REPLY_RESERVE_TOKENS
+
+    @property
+    def prompt_ceiling(self) -> int | None:
+        """The most prompt tokens that leave room for an answer in the model's window."""
+        if self.llm_context_tokens is None:
+            return None
+        return self.llm_context_tokens - self.reply_reserve_tokens
 
     def with_overrides(self, **changes: object) -> Settings:
         """A copy with `changes` applied (as if they came from the environment)."""

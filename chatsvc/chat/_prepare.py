@@ -21,7 +21,6 @@ import anyio
 
 from chatsvc._errors import EmbeddingError, VectorUnavailable
 from chatsvc._services import Services
-from chatsvc._settings import REPLY_RESERVE_TOKENS, Settings
 from chatsvc._threads import in_thread_shielded
 from chatsvc.chat import _gather as gather
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
@@ -59,13 +58,6 @@ class Stopwatch:
     async def timed(self, name: str, awaitable):
         with self(name):
             return await awaitable
-
-
-def prompt_ceiling(settings: Settings) -> int | None:
-    """The most prompt tokens that leave room for an answer in the model's window."""
-    if settings.llm_context_tokens is None:
-        return None
-    return settings.llm_context_tokens - (settings.llm_max_tokens or REPLY_RESERVE_TOKENS)
 
 
 def user_today(timezone: str, now: datetime) -> date:
@@ -197,7 +189,7 @@ async def prepare(
             strategy=settings.context_strategy,
             budgets=Budgets(history=settings.history_tokens,
                             message_context=settings.context_tokens,
-                            prompt=prompt_ceiling(settings)),
+                            prompt=settings.prompt_ceiling),
         )
     timings["prepare"] = time.perf_counter() - started
     mode = "fallback" if reason else "rag"
