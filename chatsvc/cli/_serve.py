@@ -41,19 +41,17 @@ def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings
     if not settings.llm_api_key and "llm_base_url" not in settings.explicit:
         server = stack.enter_context(local_models.LlamaServer(settings.data_dir / "models"))
         changes.update(llm_base_url=server.base_url, llm_model=local_models.LOCAL_LLM_MODEL)
-        if "llm_context_tokens" not in settings.explicit:
-            changes.update(llm_context_tokens=server.n_ctx)
-        if "llm_max_tokens" not in settings.explicit:
+        fitting = {
+            "llm_context_tokens": server.n_ctx,
             # A 270M model can ramble until the turn's timeout: bound each answer.
-            changes.update(llm_max_tokens=LOCAL_MAX_ANSWER_TOKENS)
-        if "extract_max_input_tokens" not in settings.explicit:
+            "llm_max_tokens": LOCAL_MAX_ANSWER_TOKENS,
             # An extraction request (input + output) must fit the small local window too.
-            changes.update(extract_max_input_tokens=min(settings.extract_max_input_tokens,
-                                                        server.n_ctx))
-        if "llm_system_role" not in settings.explicit:
-            changes.update(llm_system_role="fold")  # the gemma chat format drops system
-        if "extract_json_mode" not in settings.explicit:
-            changes.update(extract_json_mode="schema")  # llama.cpp's grammar-constrained JSON
+            "extract_max_input_tokens": min(settings.extract_max_input_tokens, server.n_ctx),
+            "llm_system_role": "fold",  # the gemma chat format drops system messages
+            "extract_json_mode": "schema",  # llama.cpp's grammar-constrained JSON
+        }
+        changes.update({name: value for name, value in fitting.items()
+                        if name not in settings.explicit})  # what the operator set wins
         print(f"local LLM: {local_models.LOCAL_LLM_MODEL} at {server.base_url}", flush=True)
     if "embeddings" not in settings.explicit and not local_models.ollama_reachable(
         settings.ollama_url
