@@ -19,8 +19,9 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
+from chatsvc.testing._loopback import LoopbackHTTPServer
 from context.tokens import common_prefix, encode
 
 MODEL = "scripted-model"
@@ -83,7 +84,7 @@ class ScriptedUpstream:
         self._previous_tokens: list[int] = []
         self._stop = threading.Event()
         self.closed_early = 0  # streams whose client went away before the end
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -110,7 +111,7 @@ class ScriptedUpstream:
 
     def start(self) -> ScriptedUpstream:
         handler = type("Handler", (_Handler,), {"upstream": self})
-        self._server = _Server(("127.0.0.1", 0), handler)
+        self._server = LoopbackHTTPServer(("127.0.0.1", 0), handler)
         # A short poll interval: stop() waits for the loop to notice (default 0.5 s).
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -130,11 +131,6 @@ class ScriptedUpstream:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 512  # the default backlog of 5 drops connects under load tests
 
 
 class _Handler(BaseHTTPRequestHandler):

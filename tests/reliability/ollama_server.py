@@ -13,8 +13,9 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
+from chatsvc.testing import LoopbackHTTPServer
 from tests.chatsvc.embeddings.ollama_wire import (
     NO_ROUTE_BODY,
     ROOT_BODY,
@@ -33,7 +34,7 @@ class OllamaServer:
         self.mode = "ok"
         self.embed_calls = 0
         self.port = 0
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LoopbackHTTPServer | None = None
         self._connections: set = set()
 
     @property
@@ -46,7 +47,7 @@ class OllamaServer:
 
     def start(self) -> OllamaServer:
         handler = type("Handler", (_Handler,), {"ollama": self})
-        self._server = _Server(("127.0.0.1", self.port), handler)
+        self._server = LoopbackHTTPServer(("127.0.0.1", self.port), handler)
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                          daemon=True).start()
@@ -61,11 +62,6 @@ class OllamaServer:
         for connection in list(self._connections):
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 512  # the default backlog of 5 drops connects under load
 
 
 class _Handler(BaseHTTPRequestHandler):
