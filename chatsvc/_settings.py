@@ -18,8 +18,6 @@ from context import STRATEGIES
 
 EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
 LOCAL_MODES = ("auto", "off")
-# Placement of the per-message block (system_rag is for evals only).
-CONTEXT_STRATEGIES = STRATEGIES
 EXTRACT_JSON_MODES = ("json_object", "schema", "off")
 # Room kept for the answer under LLM_CONTEXT_TOKENS when LLM_MAX_TOKENS is not set.
 REPLY_RESERVE_TOKENS = 1024
@@ -157,7 +155,8 @@ class Settings:
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
         _check_choice("LLM_SYSTEM_ROLE", self.llm_system_role, ("system", "fold"))
-        _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, CONTEXT_STRATEGIES)
+        # Placement of the per-message block (system_rag is for evals only).
+        _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, STRATEGIES)
         _check_choice("CHATSVC_KNOWLEDGE_LLM_TIERS", self.knowledge_llm_tiers, LOCAL_MODES)
         if self.knowledge_chunk_max_chars <= 2 * self.knowledge_chunk_overlap_chars + 50:
             raise SettingsError(
