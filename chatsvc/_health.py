@@ -61,7 +61,7 @@ class HealthChecker:
     def _vector_store(self) -> Check:
         state = self.db.vector_state
         fix = "" if state.ok else (
-            "run `chatsvc reindex`" if "CONFLICT" in state.detail
+            "run `chatsvc reindex`" if state.conflict
             else "pip install sqlite-vec>=0.1.9 (or fix CHATSVC_SQLITE_VEC_PATH)"
         )
         return Check(state.ok, state.detail, fix)

@@ -13,7 +13,7 @@ import logging
 from chatsvc._errors import EmbeddingError
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
-from store._vectors import EmbedJob
+from store.contract import EmbedJob
 from store.facts import Fact, FactHit, Facts, check_fields, content_hash
 
 log = logging.getLogger("chatsvc.facts")

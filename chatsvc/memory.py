@@ -208,7 +208,7 @@ async def _recall(services, user_id, project_id, query_text, query_vector):
         return _degraded(EMPTY_QUERY, "no query text", level=level)
     state = services.db.vector_state
     if not state.ok:
-        conflict = state.detail.startswith("CONFLICT")
+        conflict = state.conflict
         return _degraded(DIMENSION_CONFLICT if conflict else VECTOR_STORE_UNAVAILABLE, state.detail)
     try:
         vector = query_vector if query_vector is not None else (

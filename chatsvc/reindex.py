@@ -1,7 +1,7 @@
 """Backfill and rebuild of vector tables, for every store that has one.
 
 REINDEXABLE is the registry: one line per store implementing
-`store._vectors.Reindexable`, keyed by a name for progress output. `chatsvc
+`store.Reindexable`, keyed by a name for progress output. `chatsvc
 reindex` resets all vector tables and backfills every entry; `chatsvc
 embed-facts` backfills the facts entry only.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
-from store._vectors import Reindexable
+from store.contract import Reindexable
 
 if TYPE_CHECKING:
     from chatsvc._services import Services

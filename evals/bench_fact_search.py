@@ -35,7 +35,7 @@ import numpy as np
 
 from evals._machine import describe
 from store import Database, Facts, Users
-from store._vectors import EmbedJob
+from store.contract import EmbedJob
 from store.facts import content_hash
 
 DIM = 768

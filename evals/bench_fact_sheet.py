@@ -27,7 +27,7 @@ from chatsvc.extraction._prompt import KnownFact, build_request
 from chatsvc.fact_sheet import generate
 from evals._machine import describe
 from store import Database, Users
-from store._clock import iso
+from store.clock import iso
 from store.extraction import PendingMessage
 from store.fact_sheets import FactSheets
 from store.facts import CATEGORIES

@@ -6,7 +6,8 @@ class per domain (`Users`, `Facts`, ...) holds that domain's SQL. `store.backend
 picks the backend and builds the domain stores for it.
 """
 
-from store._db import Database, VectorState
+from store._db import Database
+from store.contract import EmbedJob, Reindexable, VectorState, VectorStatus
 from store._errors import DatabaseBusy, NotFound, StoreError, VectorUnavailable
 from store.chats import AssistantReply, ChatMessage, Chats, Conversation
 from store.facts import Fact, FactHit, Facts, InvalidFact
@@ -22,6 +23,7 @@ __all__ = [
     "ChunkIn",
     "Conversation",
     "Database",
+    "EmbedJob",
     "DatabaseBusy",
     "Entry",
     "Fact",
@@ -35,11 +37,13 @@ __all__ = [
     "MemorySnapshot",
     "NotFound",
     "Post",
+    "Reindexable",
     "Posts",
     "StoreError",
     "User",
     "UserExists",
     "Users",
     "VectorState",
+    "VectorStatus",
     "VectorUnavailable",
 ]

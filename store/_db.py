@@ -13,7 +13,6 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import sqlean as sqlite3
@@ -25,6 +24,7 @@ except ImportError:  # Windows
 
 from store import _migrations, _vectors
 from store._errors import DatabaseBusy, VectorUnavailable
+from store.contract import VectorState, VectorStatus
 
 log = logging.getLogger("chatsvc.store")
 
@@ -32,14 +32,6 @@ BUSY_TIMEOUT_MS = 5000
 Connection = sqlite3.Connection
 IntegrityError = sqlite3.IntegrityError
 OperationalError = sqlite3.OperationalError
-
-
-@dataclass(frozen=True)
-class VectorState:
-    """Whether vector search can run, and if not, why (operator-facing)."""
-
-    ok: bool
-    detail: str
 
 
 class PerThreadConnections:
@@ -198,22 +190,23 @@ class Database(PerThreadConnections):
 
     def _prepare_vectors(self, conn: Connection) -> VectorState:
         if self._vec_error:
-            return VectorState(False, self._vec_error + "; install sqlite-vec>=0.1.9")
+            return VectorState(
+                VectorStatus.UNAVAILABLE, self._vec_error + "; install sqlite-vec>=0.1.9")
         recorded = _vectors.recorded_model(conn)
         if recorded is None:
             with self.transaction():
                 _vectors.create_tables(conn, self.embed_model, self.embed_dim)
-            return VectorState(True, f"sqlite-vec {_vec_version(conn)}, {self.embed_dim}-d")
+            return VectorState(VectorStatus.OK, f"sqlite-vec {_vec_version(conn)}, {self.embed_dim}-d")
         model, dim = recorded
         if dim != self.embed_dim or model != self.embed_model:
             return VectorState(
-                False,
+                VectorStatus.CONFLICT,
                 f"CONFLICT: vectors were built with {model} ({dim}-d) but the configured "
                 f"model is {self.embed_model} ({self.embed_dim}-d); run `chatsvc reindex`",
             )
         with self.transaction():
             _vectors.create_tables(conn, self.embed_model, self.embed_dim)
-        return VectorState(True, f"sqlite-vec {_vec_version(conn)}, {self.embed_dim}-d")
+        return VectorState(VectorStatus.OK, f"sqlite-vec {_vec_version(conn)}, {self.embed_dim}-d")
 
     def require_vectors(self) -> Connection:
         """This thread's connection, or VectorUnavailable with the operator's fix."""

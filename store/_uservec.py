@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from store import _meta, _vecindex
-from store._clock import new_id
+from store.clock import new_id
 from store._db import Database
 from store._vectors import EPOCH_KEY
 

@@ -9,11 +9,8 @@ stale rows can be found and re-embedded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
-
 from store import _meta
-from store._clock import new_id
+from store.clock import new_id
 
 # Changed by every reset: in-memory vector copies (store/_uservec.py) key on it.
 EPOCH_KEY = "vector_epoch"
@@ -64,28 +61,3 @@ def drop_tables(conn) -> None:
     _meta.put(conn, EPOCH_KEY, new_id())
     _meta.delete(conn, "embedding_model")
     _meta.delete(conn, "embedding_dim")
-
-
-@dataclass(frozen=True)
-class EmbedJob:
-    """One row whose vector is missing or stale (its content hash changed)."""
-
-    row_id: str
-    text: str
-    content_hash: str
-
-
-class Reindexable(Protocol):
-    """What a domain store with a vector table offers to backfill and `chatsvc reindex`.
-
-    `unembedded` returns rows with no vector or a vector made from other content;
-    `save_embeddings` replaces their vector rows (delete + insert, one transaction:
-    sqlite-vec 0.1.9 has no upsert). Reindex = `Database.reset_vectors()`, then
-    loop `unembedded` -> embed -> `save_embeddings` until nothing is left.
-    """
-
-    table: str
-
-    def unembedded(self, *, limit: int) -> list[EmbedJob]: ...
-
-    def save_embeddings(self, items: list[tuple[EmbedJob, list[float]]]) -> None: ...

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from store._db import Database, VectorState
+from store._db import Database
+from store.contract import VectorState
 from store.chats import Chats
 from store.extraction import ExtractionQueue
 from store.fact_sheets import FactSheets

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from store._clock import new_id, now_iso
+from store.clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound, StoreError
 

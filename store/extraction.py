@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from store._clock import iso
+from store.clock import iso
 from store._db import Database
 from store._errors import StoreError
 

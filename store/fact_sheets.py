@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from store._clock import iso, new_id
+from store.clock import iso, new_id
 from store._db import Database
 from store._errors import NotFound
 from store.facts import _LIVE as LIVE_FACT

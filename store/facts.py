@@ -19,11 +19,11 @@ import json
 from dataclasses import dataclass
 
 from store import _uservec
-from store._clock import new_id, now_iso
+from store.clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound, StoreError
 from store._uservec import UserVectors
-from store._vectors import EmbedJob
+from store.contract import EmbedJob
 
 CATEGORIES = ("core", "technical", "project", "transient")
 KNN_MAX_K = 4096  # sqlite-vec's limit for `k`, kept for the in-memory index

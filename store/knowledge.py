@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from store import _fts, _meta, _vecindex
-from store._clock import new_id, now_iso
+from store import fts, _meta, _vecindex
+from store.clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound
-from store._vectors import EmbedJob
+from store.contract import EmbedJob
 
 RRF_K = 60
 GENERATION_KEY = "knowledge_vec_generation"
@@ -222,7 +222,7 @@ class Knowledge:
             )
             conn.execute(
                 "INSERT INTO knowledge_fts(rowid, body) VALUES (?, ?)",
-                (cursor.lastrowid, _fts.index_text(f"{title}\n{chunk.text}")),
+                (cursor.lastrowid, fts.index_text(f"{title}\n{chunk.text}")),
             )
             jobs.append(EmbedJob(chunk_id, embed_text(title, chunk.text), digest))
         return jobs
@@ -353,7 +353,7 @@ class Knowledge:
         """(chunk id, -bm25) best first. The filtered top `limit` is taken from the best
         KEYWORD_OVERFETCH matches (ranking the FTS table alone is fast); only when too
         few of those pass the filters is every match joined and filtered."""
-        expression = _fts.match_query(query)
+        expression = fts.match_query(query)
         if expression is None:
             return []
         params = {"q": expression, "viewer": viewer_id, "type": source_type, "limit": limit,

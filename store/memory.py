@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store import _uservec
-from store._clock import new_id, now_iso
+from store.clock import new_id, now_iso
 from store._db import Connection, Database
 from store._errors import NotFound
 from store._uservec import UserVectors
-from store._vectors import EmbedJob
+from store.contract import EmbedJob
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")
 SCOPES = ("global", "project")

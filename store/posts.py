@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from store._clock import new_id, now_iso
+from store.clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound
 

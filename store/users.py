@@ -12,7 +12,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from store._clock import new_id, now_iso
+from store.clock import new_id, now_iso
 from store._db import Database, IntegrityError
 from store._errors import NotFound, StoreError
 

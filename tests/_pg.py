@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import psycopg
 
-from store._clock import new_id
+from store.clock import new_id
 from store.pg._db import VECTOR_TABLES
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from store._clock import iso, new_id, now_iso
+from store.clock import iso, new_id, now_iso
 
 
 def conversation(db, user_id: str, *, title: str = "") -> str:

@@ -16,7 +16,7 @@ from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import Outcome, Relay
 from context import Message
 from store import AssistantReply, ChatMessage, Conversation, DatabaseBusy, User
-from store._clock import new_id
+from store.clock import new_id
 
 log = logging.getLogger("chatsvc.chat")
 

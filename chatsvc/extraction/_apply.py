@@ -13,7 +13,7 @@ from datetime import datetime
 
 from chatsvc.extraction._prompt import Extraction, KnownFact
 from store import Database, NotFound
-from store._clock import iso
+from store.clock import iso
 from store.extraction import ExtractionQueue, PendingMessage
 from store.fact_sheets import FactSheets
 from store.facts import Fact, Facts

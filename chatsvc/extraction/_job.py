@@ -36,7 +36,7 @@ from chatsvc.extraction._prompt import (
 from chatsvc.fact_sheet import SheetEntry, build_entries, save_entries
 from chatsvc.fact_sheet._dedup import dedup_prompt, parse_drops, within_cap
 from chatsvc.facts import FactService
-from store._clock import utc_now
+from store.clock import utc_now
 from store.extraction import AlreadyProcessed, ExtractionQueue, PendingMessage
 from store.fact_sheets import FactSheet, FactSheets
 

@@ -17,7 +17,7 @@ from chatsvc.fact_sheet._scoring import (
     canonical_json,
 )
 from store import NotFound
-from store._clock import parse_iso
+from store.clock import parse_iso
 from store.fact_sheets import FactSheet, FactSheets
 
 

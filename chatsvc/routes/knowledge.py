@@ -14,7 +14,7 @@ from chatsvc._threads import in_thread
 from chatsvc.knowledge import snippet
 from chatsvc.routes import _validate as check
 from store import Entry, Hit
-from store._fts import first_hit
+from store.fts import first_hit
 
 MAX_TITLE = 500
 MAX_QUERY = 2000

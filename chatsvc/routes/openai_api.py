@@ -24,7 +24,7 @@ from chatsvc.chat._relay import Relay
 from chatsvc.routes._openapi import OpenAIStreamingOperation
 from chatsvc.routes.chat import check_message, event_stream, invalid, joined
 from context import Message
-from store._clock import new_id
+from store.clock import new_id
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 # Sampling options passed through to the upstream as the client sent them.

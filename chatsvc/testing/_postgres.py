@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from store._clock import new_id
+from store.clock import new_id
 
 
 @contextmanager

@@ -4,7 +4,7 @@
   matches when the query contains the exact same run.
 * trigram: raw text, FTS5's trigram tokenizer; query words of 3+ characters and
   every 3-character window of a CJK run (shorter CJK runs cannot match at all).
-* bigram (shipped, store/_fts.py): unicode61 over text whose CJK runs are
+* bigram (shipped, store/fts.py): unicode61 over text whose CJK runs are
   rewritten as overlapping character bigrams, on both the index and the query.
 """
 
@@ -14,16 +14,16 @@ import re
 
 import sqlean
 
-from store import _fts
+from store import fts
 
-CJK = _fts.CJK
+CJK = fts.CJK
 _TOKEN = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+")
 
 
 def _quoted(terms: list[str]) -> str | None:
     # The same stopword rule as the shipped builder, so only the tokenizer differs.
     unique = list(dict.fromkeys(t.replace('"', "") for t in terms if t))
-    unique = [t for t in unique if t not in _fts.STOPWORDS] or unique
+    unique = [t for t in unique if t not in fts.STOPWORDS] or unique
     return " OR ".join(f'"{t}"' for t in unique) if unique else None
 
 
@@ -44,7 +44,7 @@ def trigram_query(text: str) -> str | None:
 VARIANTS = {
     "unicode61": ("unicode61 remove_diacritics 2", lambda t: t, unicode61_query),
     "trigram": ("trigram", lambda t: t, trigram_query),
-    "bigram": ("porter unicode61 remove_diacritics 2", _fts.index_text, _fts.match_query),
+    "bigram": ("porter unicode61 remove_diacritics 2", fts.index_text, fts.match_query),
 }
 
 

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 from store import _meta, _migrations, _vectors
-from store._db import PerThreadConnections, VectorState
+from store._db import PerThreadConnections
+from store.contract import VectorState, VectorStatus
 from store._errors import VectorUnavailable
 from store.pg._conn import Connection
 
@@ -144,7 +145,7 @@ class PgDatabase(PerThreadConnections):
         if recorded is not None and recorded != (self.embed_model, self.embed_dim):
             model, dim = recorded
             return VectorState(
-                False,
+                VectorStatus.CONFLICT,
                 f"CONFLICT: vectors were built with {model} ({dim}-d) but the configured "
                 f"model is {self.embed_model} ({self.embed_dim}-d); run `chatsvc reindex`",
             )
@@ -157,7 +158,7 @@ class PgDatabase(PerThreadConnections):
         version = conn.execute(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
         ).fetchone()[0]
-        return VectorState(True, f"pgvector {version}, {self.embed_dim}-d, HNSW")
+        return VectorState(VectorStatus.OK, f"pgvector {version}, {self.embed_dim}-d, HNSW")
 
     def require_vectors(self) -> Connection:
         if not self.vector_state.ok:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from store._clock import now_iso
-from store._vectors import EmbedJob
+from store.clock import now_iso
+from store.contract import EmbedJob
 from store.facts import _COLUMNS, _LIVE, FactHit, Facts, _row_to_fact
 from store.pg._vector import PgUserVectors, vector
 

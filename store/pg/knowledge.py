@@ -3,7 +3,7 @@ pgvector semantic ranking; keyword/semantic/hybrid (the RRF merge) are inherited
 
 from __future__ import annotations
 
-from store import _fts
+from store import fts
 from store.knowledge import _VISIBLE, Knowledge
 from store.pg._vector import vector
 
@@ -16,7 +16,7 @@ class PgKnowledge(Knowledge):
         """(chunk id, ts_rank_cd) best first over the caller's and shared chunks. The
         query is reduced to terms (words, CJK bigrams) OR-ed together, so no user text
         reaches tsquery syntax."""
-        terms = _fts.query_terms(query)
+        terms = fts.query_terms(query)
         if not terms:
             return []
         rows = self.db.connection().execute(

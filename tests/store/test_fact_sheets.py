@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from store import NotFound
-from store._clock import iso
+from store.clock import iso
 from store.fact_sheets import FactSheets
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

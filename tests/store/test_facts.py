@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from store import NotFound, Users
-from store._clock import now_iso
+from store.clock import now_iso
 from store.backend import stores_for
 from store.facts import InvalidFact
 

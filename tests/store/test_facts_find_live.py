@@ -1,6 +1,6 @@
 """Facts.find_live: exact-text lookup among the user's live facts."""
 
-from store._clock import now_iso
+from store.clock import now_iso
 
 
 def test_find_live_matches_exact_text_of_live_facts_only(services, alice, bob):

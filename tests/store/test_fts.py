@@ -1,7 +1,7 @@
 import pytest
 
 from store import ChunkIn
-from store._fts import first_hit, index_text, match_query, query_terms
+from store.fts import first_hit, index_text, match_query, query_terms
 from store.backend import stores_for
 
 NASTY = [

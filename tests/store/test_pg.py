@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from store._clock import utc_now
+from store.clock import utc_now
 from store._migrations import available
 from store.backend import stores_for
 from store.extraction import AlreadyProcessed, ExtractionQueue

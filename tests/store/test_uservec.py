@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from store import Database, Users, _vecindex
-from store._vectors import EmbedJob
+from store.contract import EmbedJob
 from store.facts import Facts, content_hash
 from store.memory import Memories
 

@@ -83,7 +83,7 @@ def test_known_facts_are_the_sheet_merged_with_the_30_most_recent(llm_services, 
     asyncio.run(s.extractor.run_user(user.id))  # nothing pending: no sheet, no request
     assert not upstream.requests and s.fact_sheets.latest(user.id) is None
     from chatsvc.fact_sheet import generate
-    from store._clock import utc_now
+    from store.clock import utc_now
     generate(s.fact_sheets, user.id, now=utc_now())
     later = [s.facts.create(user.id, category="transient", fact=f"Later fact {i}")
              for i in range(35)]
@@ -204,7 +204,7 @@ def test_nothing_is_processed_twice(llm_services, upstream, alice, bob):
 def test_a_batch_processed_elsewhere_rolls_back(llm_services, alice):
     from chatsvc.extraction import _apply
     from chatsvc.extraction._prompt import Extraction
-    from store._clock import utc_now
+    from store.clock import utc_now
     from store.extraction import AlreadyProcessed
 
     s, user = llm_services, alice[0]

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from chatsvc.fact_sheet import context_facts, generate
-from store._clock import iso
+from store.clock import iso
 from store.facts import Facts
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
