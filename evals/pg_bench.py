@@ -34,9 +34,9 @@ import numpy as np
 from evals._machine import describe
 from evals.knowledge_bench import DIM, RESULTS, recall, summary, synthetic, texts, timed
 from store import ChunkIn
+from store.backend import open_database, stores_for
 from store.clock import now_iso
 from store.contract import EmbedJob
-from store.backend import open_database, stores_for
 from store.facts import content_hash
 
 LIMIT = 10
@@ -127,7 +127,7 @@ def postgres(url: str | None):
     if url:
         yield url
         return
-    from chatsvc.testing._postgres import running_server  # a throwaway server (dev extra)
+    from chatsvc.testing.postgres import running_server  # a throwaway server (dev extra)
 
     with running_server() as server_url:
         yield server_url

@@ -7,9 +7,9 @@ picks the backend and builds the domain stores for it.
 """
 
 from store._db import Database
-from store.contract import EmbedJob, Reindexable, VectorState, VectorStatus
 from store._errors import DatabaseBusy, NotFound, StoreError, VectorUnavailable
 from store.chats import AssistantReply, ChatMessage, Chats, Conversation
+from store.contract import EmbedJob, Reindexable, VectorState, VectorStatus
 from store.facts import Fact, FactHit, Facts, InvalidFact
 from store.knowledge import ChunkIn, Entry, Hit, Knowledge
 from store.memory import Memories, Memory, MemorySnapshot
@@ -23,8 +23,8 @@ __all__ = [
     "ChunkIn",
     "Conversation",
     "Database",
-    "EmbedJob",
     "DatabaseBusy",
+    "EmbedJob",
     "Entry",
     "Fact",
     "FactHit",
@@ -37,8 +37,8 @@ __all__ = [
     "MemorySnapshot",
     "NotFound",
     "Post",
-    "Reindexable",
     "Posts",
+    "Reindexable",
     "StoreError",
     "User",
     "UserExists",

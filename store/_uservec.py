@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from store import _meta, _vecindex
-from store.clock import new_id
 from store._db import Database
 from store._vectors import EPOCH_KEY
+from store.clock import new_id
 
 # `nearest()`'s answer passed to SQL as JSON (:knn): joined with the plain table there.
 KNN_ROWS = ("SELECT value ->> 0 AS id, value ->> 1 AS distance, value ->> 2 AS content_hash "

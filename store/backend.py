@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Protocol
 
 from store._db import Database
-from store.contract import VectorState
 from store.chats import Chats
+from store.contract import VectorState
 from store.extraction import ExtractionQueue
 from store.fact_sheets import FactSheets
 from store.facts import Facts

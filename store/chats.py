@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from store.clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound, StoreError
+from store.clock import new_id, now_iso
 
 TITLE_CHARS = 80
 STATUSES = ("complete", "interrupted", "error")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from store.clock import iso
 from store._db import Database
 from store._errors import StoreError
+from store.clock import iso
 
 
 @dataclass(frozen=True)

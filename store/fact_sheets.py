@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from store.clock import iso, new_id
 from store._db import Database
 from store._errors import NotFound
+from store.clock import iso, new_id
 from store.facts import _LIVE as LIVE_FACT
 
 RETENTION = timedelta(days=7)

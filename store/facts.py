@@ -19,10 +19,10 @@ import json
 from dataclasses import dataclass
 
 from store import _uservec
-from store.clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound, StoreError
 from store._uservec import UserVectors
+from store.clock import new_id, now_iso
 from store.contract import EmbedJob
 
 CATEGORIES = ("core", "technical", "project", "transient")

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from store import fts, _meta, _vecindex
-from store.clock import new_id, now_iso
+from store import _meta, _vecindex, fts
 from store._db import Database
 from store._errors import NotFound
+from store.clock import new_id, now_iso
 from store.contract import EmbedJob
 
 RRF_K = 60

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store import _uservec
-from store.clock import new_id, now_iso
 from store._db import Connection, Database
 from store._errors import NotFound
 from store._uservec import UserVectors
+from store.clock import new_id, now_iso
 from store.contract import EmbedJob
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")

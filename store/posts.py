@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from store.clock import new_id, now_iso
 from store._db import Database
 from store._errors import NotFound
+from store.clock import new_id, now_iso
 
 _EDITABLE = ("title", "content", "excerpt", "published")
 

@@ -12,9 +12,9 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from store.clock import new_id, now_iso
 from store._db import Database, IntegrityError
 from store._errors import NotFound, StoreError
+from store.clock import new_id, now_iso
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def local_llm(tmp_path_factory):
 @pytest.fixture(scope="session")
 def pg_server_url():
     """A real PostgreSQL 18 + pgvector server for the whole session (started on first use)."""
-    from chatsvc.testing._postgres import running_server
+    from chatsvc.testing.postgres import running_server
 
     with running_server() as url:
         yield url

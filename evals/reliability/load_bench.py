@@ -35,8 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
-from chatsvc.testing._process import cpu_seconds
+from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess, cpu_seconds
 from evals._machine import describe
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"

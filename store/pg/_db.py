@@ -17,8 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from store import _meta, _migrations, _vectors
 from store._db import PerThreadConnections
-from store.contract import VectorState, VectorStatus
 from store._errors import VectorUnavailable
+from store.contract import VectorState, VectorStatus
 from store.pg._conn import Connection
 
 log = logging.getLogger("chatsvc.store")

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from store.clock import utc_now
 from store._migrations import available
 from store.backend import stores_for
+from store.clock import utc_now
 from store.extraction import AlreadyProcessed, ExtractionQueue
 from store.pg import PgDatabase
 from store.pg._conn import translate
