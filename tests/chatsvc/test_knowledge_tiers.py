@@ -47,6 +47,27 @@ def test_llm_tiers_replace_extractive_ones(tier_services, upstream):
     assert "Backups run nightly." in request["messages"][1]["content"]
 
 
+def test_folded_system_role_reaches_the_model_inside_the_user_message(settings, local_embedder,
+                                                                     upstream):
+    # Gemma's chat format silently drops system messages: with LLM_SYSTEM_ROLE=fold the
+    # tier instructions must arrive inside the first user message.
+    services = Services.open(settings.with_overrides(
+        llm_base_url=upstream.base_url, llm_system_role="fold"), embedder=local_embedder)
+    try:
+        reply = {"abstract": "Nightly backups.", "overview": ["Nightly"]}
+        upstream.script(Reply(chunks=[json.dumps(reply)]))
+        written, _ = _index_then_tiers(services)
+        assert written is True
+        [request] = upstream.requests
+        [message] = request.body["messages"]
+        assert message["role"] == "user"
+        assert message["content"].startswith("You summarise a document")
+        assert "Backups run nightly." in message["content"]
+    finally:
+        anyio.run(services.llm.aclose)
+        services.db.close()
+
+
 @pytest.mark.parametrize("reply", [Reply(chunks=["I cannot do that."]), Reply(status=500)])
 def test_unusable_or_failed_llm_keeps_extractive_tiers(tier_services, upstream, reply):
     upstream.script(reply)
