@@ -68,16 +68,25 @@ def fold_system(messages: list[dict]) -> list[dict]:
 
 class LLM:
     def __init__(self, settings: Settings) -> None:
+        self.settings = settings
         self.model = settings.llm_model
         self.fold_system = settings.llm_system_role == "fold"
         self.retries = settings.llm_retries
         self.backoff = settings.llm_retry_backoff_seconds
-        self.client = openai.AsyncOpenAI(
-            base_url=settings.llm_base_url,
-            api_key=settings.llm_api_key or "unused",
-            timeout=settings.llm_timeout_seconds,
-            max_retries=0,  # retried here, and only before the first token
-        )
+        self._client: openai.AsyncOpenAI | None = None
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """Built on first use, and again after `aclose`: its connections belong to the
+        event loop that opened them (a CLI command may run several loops in turn)."""
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(
+                base_url=self.settings.llm_base_url,
+                api_key=self.settings.llm_api_key or "unused",
+                timeout=self.settings.llm_timeout_seconds,
+                max_retries=0,  # retried here, and only before the first token
+            )
+        return self._client
 
     async def stream(self, messages: list[dict], *, model: str | None = None,
                      **options) -> AsyncIterator[list[str] | Finish]:
@@ -142,7 +151,10 @@ class LLM:
         return "".join(parts)
 
     async def aclose(self) -> None:
-        await self.client.close()
+        """Close the connections (in the loop that opened them); a later call reopens."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
 
 
 async def _body(response: httpx2.Response) -> AsyncIterator[bytes]:
