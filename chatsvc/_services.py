@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
-from chatsvc.chat._llm import LLM
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
 from chatsvc.knowledge import KnowledgeService
+from chatsvc.llm import LLM
 from store import Chats, Facts, Memories, Posts, Users
 from store.backend import DatabaseLike, open_database, stores_for
 from store.fact_sheets import FactSheets
@@ -47,18 +47,20 @@ class Services:
         )
         stores = stores_for(db, knowledge_rescore=settings.knowledge_rescore_candidates)
         fact_service = FactService(stores.facts, embedder)
+        llm = LLM(settings)  # the one upstream client: chat, extraction, knowledge tiers
+        extractor = FactExtractor(settings, llm, fact_service, db=db, sheets=stores.fact_sheets,
+                                  queue=stores.extraction)
         return cls(
             settings=settings, db=db, users=stores.users, embedder=embedder,
-            health=HealthChecker(settings, db, embedder), chats=stores.chats, llm=LLM(settings),
+            health=HealthChecker(settings, db, embedder), chats=stores.chats, llm=llm,
             fact_sheets=stores.fact_sheets, facts=stores.facts, fact_service=fact_service,
-            extractor=FactExtractor(settings, fact_service), memories=stores.memories,
-            knowledge=KnowledgeService(settings, stores.knowledge, embedder), posts=stores.posts,
+            extractor=extractor, memories=stores.memories,
+            knowledge=KnowledgeService(settings, stores.knowledge, embedder, llm),
+            posts=stores.posts,
         )
 
     async def aclose(self) -> None:
-        await self.knowledge.aclose()
         await self.embedder.aclose()
         await self.health.aclose()
         await self.llm.aclose()
-        await self.extractor.aclose()
         self.db.close()

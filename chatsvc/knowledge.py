@@ -11,20 +11,21 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-import openai
-
-from chatsvc._errors import EmbeddingError
+from chatsvc._errors import EmbeddingError, UpstreamError
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
+from chatsvc.llm import LLM
 from context.chunking import chunk_text
 from context.tiers import extractive_tiers, parse_tiers, tier_messages
+from context.tokens import get_tokenizer
 from store import ChunkIn, Hit, Knowledge, NotFound, Post, VectorUnavailable
 from store.knowledge import Saved
 
 log = logging.getLogger("chatsvc.knowledge")
 
 EMBED_BATCH = 32
+TIER_MAX_TOKENS = 600  # the answer: an abstract and a few overview points
 SNIPPET_CHARS = 240
 POST_SOURCE = "post"
 
@@ -44,11 +45,14 @@ def snippet(text: str, at: int) -> str:
 
 
 class KnowledgeService:
-    def __init__(self, settings: Settings, knowledge: Knowledge, embedder: Embedder) -> None:
+    def __init__(
+        self, settings: Settings, knowledge: Knowledge, embedder: Embedder, llm: LLM
+    ) -> None:
         self.settings = settings
         self.knowledge = knowledge
         self.embedder = embedder
-        self._llm: openai.AsyncOpenAI | None = None
+        self.llm = llm
+        self.tokenizer = get_tokenizer(settings.tokenizer)
 
     # -- indexing ----------------------------------------------------------------------
 
@@ -58,6 +62,7 @@ class KnowledgeService:
         chunks = chunk_text(
             content, target_tokens=s.knowledge_chunk_tokens,
             max_chars=s.knowledge_chunk_max_chars, overlap_chars=s.knowledge_chunk_overlap_chars,
+            tokenizer=self.tokenizer,
         )
         return [ChunkIn(c.text, c.language) for c in chunks], *extractive_tiers(title, content)
 
@@ -102,38 +107,21 @@ class KnowledgeService:
             entry = await in_thread(self.knowledge.read, entry_id)
         except NotFound:
             return False  # deleted before its tiers were asked for
-        messages = await in_thread(tier_messages, entry.title, entry.content)
+        messages = await in_thread(tier_messages, entry.title, entry.content,
+                                   tokenizer=self.tokenizer)
         try:
-            response = await self._client().chat.completions.create(
-                model=self.settings.llm_model,
-                messages=messages,
-                temperature=0,
-                max_tokens=600,
+            reply = await self.llm.complete(
+                messages, temperature=0, max_tokens=TIER_MAX_TOKENS,
+                timeout=self.settings.knowledge_tier_timeout_seconds,
             )
-            tiers = parse_tiers(response.choices[0].message.content or "")
-        except (openai.OpenAIError, IndexError, AttributeError) as exc:
+        except UpstreamError as exc:
             log.info("LLM tiers skipped for %s: %s", entry_id, exc)
             return False
+        tiers = parse_tiers(reply)
         if tiers is None:
             log.info("LLM tiers for %s were unusable; keeping extractive ones", entry_id)
             return False
         return await in_thread(self.knowledge.set_tiers, entry_id, digest, *tiers)
-
-    def _client(self) -> openai.AsyncOpenAI:
-        if self._llm is None:
-            self._llm = openai.AsyncOpenAI(
-                base_url=self.settings.llm_base_url,
-                api_key=self.settings.llm_api_key or "none",
-                timeout=self.settings.knowledge_tier_timeout_seconds,
-                max_retries=0,
-            )
-        return self._llm
-
-    async def aclose(self) -> None:
-        """Close the LLM client (it belongs to the running event loop)."""
-        if self._llm is not None:
-            client, self._llm = self._llm, None
-            await client.close()
 
     # -- posts -------------------------------------------------------------------------
 

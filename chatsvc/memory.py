@@ -19,6 +19,7 @@ from chatsvc._errors import ChatsvcError, EmbeddingError
 from chatsvc._services import Services
 from chatsvc._threads import in_thread, in_thread_shielded
 from context.memory import Budget, select_baseline, select_semantic, stable_hash
+from context.tokens import get_tokenizer
 from store import Memory, VectorUnavailable
 from store._db import OperationalError
 from store.memory import MEMORY_TYPES, SCOPES
@@ -159,7 +160,8 @@ async def memory_injection(
     hits, reason = await _recall(services, user_id, project_id, query_text, query_vector)
     semantic = select_semantic(
         hits, baseline,
-        Budget(settings.memory_semantic_max_items, settings.memory_semantic_max_tokens),
+        Budget(settings.memory_semantic_max_items, settings.memory_semantic_max_tokens,
+               get_tokenizer(settings.tokenizer)),
     )
     return MemoryInjection(
         memory=baseline,
@@ -181,7 +183,8 @@ _baselines_lock = threading.Lock()
 
 def _baseline(services: Services, user_id: str, project_id: str | None):
     settings = services.settings
-    budget = Budget(settings.memory_baseline_max_items, settings.memory_baseline_max_tokens)
+    budget = Budget(settings.memory_baseline_max_items, settings.memory_baseline_max_tokens,
+                    get_tokenizer(settings.tokenizer))
     where = (str(services.db.path), user_id, project_id, budget)
     version = services.memories.version(user_id)
     with _baselines_lock:

@@ -27,6 +27,7 @@ from context import render
 from context.budget import Budgets, fit_lines, tokens, trim_history
 from context.layers import FactHit, MemoryItem, Message, Post, Snippet
 from context.snapshot import Snapshot
+from context.tokens import DEFAULT_TOKENIZER, Tokenizer
 
 STRATEGIES = ("before_conversation", "before_last_user", "in_history", "system_rag")
 RETAINING = frozenset({"in_history"})  # strategies that keep blocks in the history
@@ -78,9 +79,10 @@ def _stable_sections(
         ("memory", "memories", render.memory_lines(snapshot.memory), budgets.memory),
         ("docs", "docs", render.doc_lines(snapshot.docs), budgets.docs),
     )
+    tokenizer = budgets.tokenizer
     for name, placeholder, lines, budget in sources:
-        header = tokens(render.template(name))
-        kept = fit_lines(lines, budget, header)
+        header = tokens(render.template(name), tokenizer)
+        kept = fit_lines(lines, budget, header, tokenizer=tokenizer)
         if kept:
             layers[name] = render.section(name, **{placeholder: kept})
     return layers
@@ -91,7 +93,9 @@ def _unseen(lines: list[str], seen: str) -> list[str]:
     return [line for line in lines if f"\n{line}\n" not in seen] if seen else lines
 
 
-def message_context(dynamic: Dynamic, budget: int, seen: str = "") -> str:
+def message_context(
+    dynamic: Dynamic, budget: int, seen: str = "", *, tokenizer: Tokenizer = DEFAULT_TOKENIZER
+) -> str:
     """The per-message block text, '' when there is nothing to say.
 
     Items whose line already appears in `seen` (blocks kept in the history) are left
@@ -99,9 +103,9 @@ def message_context(dynamic: Dynamic, budget: int, seen: str = "") -> str:
     already there are not repeated.
     """
     if dynamic.posts is not None:
-        header = tokens(render.template("fallback_posts"))
+        header = tokens(render.template("fallback_posts"), tokenizer)
         posts = _unseen(render.post_lines(dynamic.posts), seen)
-        kept = fit_lines(posts, budget, header)
+        kept = fit_lines(posts, budget, header, tokenizer=tokenizer)
         return render.section("fallback_posts", posts=kept) if kept else ""
     groups = [
         _unseen(render.fact_hit_lines(dynamic.facts), seen),
@@ -114,11 +118,11 @@ def message_context(dynamic: Dynamic, budget: int, seen: str = "") -> str:
     short = _full_block_header() in seen
     name = "message_context_more" if short else "message_context"
     # Facts first, then memories, then snippets share what the budget leaves.
-    left = budget - tokens(render.template(name))
+    left = budget - tokens(render.template(name), tokenizer)
     kept = []
     for lines in groups:
-        fitted = fit_lines(lines, left)
-        left -= sum(tokens(line) + 1 for line in fitted)
+        fitted = fit_lines(lines, left, tokenizer=tokenizer)
+        left -= sum(tokens(line, tokenizer) + 1 for line in fitted)
         kept.append(fitted)
     if short:
         items = [line for lines in kept for line in lines]
@@ -153,25 +157,28 @@ def assemble(
     turns = [m if retain else Message(m.role, m.content) for m in history if m.role != "system"]
     # Kept blocks live in the history: it gets their budget too, so the prompt has
     # the same ceiling under every layout.
+    tokenizer = budgets.tokenizer
     allowed = budgets.history + (budgets.message_context if retain else 0)
     if budgets.prompt is not None:
         # The history gives way first when the model's window is small.
-        fixed = sum(tokens(m["content"]) for m in stable + instructions) + tokens(current)
-        reserved = budgets.message_context + tokens(render.template("ack"))
+        fixed = sum(tokens(m["content"], tokenizer) for m in stable + instructions)
+        fixed += tokens(current, tokenizer)
+        reserved = budgets.message_context + tokens(render.template("ack"), tokenizer)
         allowed = max(0, min(allowed, budgets.prompt - fixed - reserved))
-    kept, dropped = trim_history(turns, allowed, budgets.history_refill)
+    kept, dropped = trim_history(turns, allowed, budgets.history_refill, tokenizer=tokenizer)
     seen = "".join(f"\n{m.context}\n" for m in kept if m.context)
-    block = message_context(dynamic, budgets.message_context, seen)
+    block = message_context(dynamic, budgets.message_context, seen, tokenizer=tokenizer)
     conversation = [entry for m in kept for entry in _with_context(m)]
     conversation.append({"role": "user", "content": current})
 
     messages, context_index = _place(strategy, stable + instructions, conversation, block)
 
-    counts = {name: tokens(text) for name, text in sections.items()}
-    counts["message_context"] = tokens(block) if block else 0
-    counts["history"] = sum(tokens(m["content"]) for m in instructions + conversation[:-1])
-    counts["current"] = tokens(current)
-    counts["total"] = sum(tokens(m["content"]) for m in messages)
+    counts = {name: tokens(text, tokenizer) for name, text in sections.items()}
+    counts["message_context"] = tokens(block, tokenizer) if block else 0
+    counts["history"] = sum(tokens(m["content"], tokenizer)
+                            for m in instructions + conversation[:-1])
+    counts["current"] = tokens(current, tokenizer)
+    counts["total"] = sum(tokens(m["content"], tokenizer) for m in messages)
     return Assembly(
         messages=messages,
         prefix_hash=prefix_hash(stable),

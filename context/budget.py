@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from context.layers import Message
-from context.tokens import count_tokens
+from context.tokens import DEFAULT_TOKENIZER, Tokenizer
 
 
 @dataclass(frozen=True, kw_only=True)
 class Budgets:
+    """Tokens per layer, as `tokenizer` counts them."""
+
     fact_sheet: int = 3000
     recent_conversations: int = 400
     memory: int = 1500
@@ -28,19 +30,24 @@ class Budgets:
     history: int = 16000
     history_refill: float = 0.5
     prompt: int | None = None  # ceiling on the whole prompt (window less the answer)
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER
 
 
 @lru_cache(maxsize=65536)
-def tokens(text: str) -> int:
-    return count_tokens(text)
+def tokens(text: str, tokenizer: Tokenizer = DEFAULT_TOKENIZER) -> int:
+    """Cached: a conversation's prompt lines are counted again on every turn."""
+    return tokenizer.count(text)
 
 
-def fit_lines(lines: Sequence[str], budget: int, overhead: int = 0) -> list[str]:
+def fit_lines(
+    lines: Sequence[str], budget: int, overhead: int = 0, *,
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
+) -> list[str]:
     """The longest prefix of `lines` whose tokens (plus `overhead`) stay within budget."""
     used = overhead
     kept: list[str] = []
     for line in lines:
-        used += tokens(line) + 1  # +1 for the joining newline
+        used += tokens(line, tokenizer) + 1  # +1 for the joining newline
         if used > budget:
             break
         kept.append(line)
@@ -59,12 +66,14 @@ def split_turns(history: Sequence[Message]) -> list[list[Message]]:
 
 
 def trim_history(
-    history: Sequence[Message], budget: int, refill: float
+    history: Sequence[Message], budget: int, refill: float, *,
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
 ) -> tuple[list[Message], int]:
     """(kept messages, dropped turn count): oldest whole turns go first, down to
     `refill` x budget whenever the kept turns outgrow the budget."""
     turns = split_turns(history)
-    sizes = [sum(tokens(m.content) + tokens(m.context) + 4 for m in turn) for turn in turns]
+    sizes = [sum(tokens(m.content, tokenizer) + tokens(m.context, tokenizer) + 4 for m in turn)
+             for turn in turns]
     start = total = 0
     for newest, size in enumerate(sizes):  # the history as it grew, turn by turn
         total += size

@@ -1,7 +1,7 @@
 """Split documents into search chunks. Pure: text in, chunks out.
 
 Paragraph-first: paragraphs are packed into chunks of about `target_tokens`
-(tiktoken). A chunk never exceeds `max_chars` (embedding servers such as Ollama
+(as `tokenizer` counts them). A chunk never exceeds `max_chars` (embedding servers such as Ollama
 break on long inputs). Over-long paragraphs are split at sentence ends, including
 CJK punctuation (。！？；); a single sentence longer than the cap is the only thing
 ever cut mid-sentence. Each chunk after the first starts with about
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from context.tokens import count_tokens
+from context.tokens import DEFAULT_TOKENIZER, Tokenizer
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_CHAR = re.compile(f"[{CJK}]")
@@ -33,7 +33,8 @@ class Chunk:
 
 
 def chunk_text(
-    text: str, *, target_tokens: int = 300, max_chars: int = 800, overlap_chars: int = 50
+    text: str, *, target_tokens: int = 300, max_chars: int = 800, overlap_chars: int = 50,
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
 ) -> list[Chunk]:
     """The chunks of `text` in order; [] for blank text."""
     if max_chars <= overlap_chars * 2:
@@ -43,14 +44,16 @@ def chunk_text(
     for paragraph in _PARAGRAPHS.split(text.replace("\r\n", "\n")):
         paragraph = paragraph.strip()
         if paragraph:
-            parts = _split_paragraph(paragraph, piece_cap, target_tokens)
+            parts = _split_paragraph(paragraph, piece_cap, target_tokens, tokenizer)
             pieces.extend((part, i == 0) for i, part in enumerate(parts))
-    texts = _pack(pieces, target_tokens, piece_cap, overlap_chars)
+    texts = _pack(pieces, target_tokens, piece_cap, overlap_chars, tokenizer)
     return [Chunk(i, t, guess_language(t)) for i, t in enumerate(texts)]
 
 
-def _split_paragraph(paragraph: str, cap: int, target_tokens: int) -> list[str]:
-    if len(paragraph) <= cap and count_tokens(paragraph) <= target_tokens:
+def _split_paragraph(
+    paragraph: str, cap: int, target_tokens: int, tokenizer: Tokenizer
+) -> list[str]:
+    if len(paragraph) <= cap and tokenizer.count(paragraph) <= target_tokens:
         return [paragraph]
     parts = []
     for sentence in split_sentences(paragraph):
@@ -81,12 +84,15 @@ def _hard_split(sentence: str, cap: int) -> list[str]:
     return [*parts, sentence] if sentence else parts
 
 
-def _pack(pieces: list[tuple[str, bool]], target_tokens: int, cap: int, overlap: int) -> list[str]:
+def _pack(
+    pieces: list[tuple[str, bool]], target_tokens: int, cap: int, overlap: int,
+    tokenizer: Tokenizer,
+) -> list[str]:
     chunks: list[str] = []
     current = ""  # pieces of the chunk being built (without the overlap)
     for piece, new_paragraph in pieces:
         joined = _join(current, piece, new_paragraph)
-        if current and (len(joined) > cap or count_tokens(joined) > target_tokens):
+        if current and (len(joined) > cap or tokenizer.count(joined) > target_tokens):
             chunks.append(_with_overlap(chunks, current, overlap))
             current = piece
         else:

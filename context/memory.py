@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Protocol, TypeVar
 
-from context.tokens import count_tokens
+from context.tokens import DEFAULT_TOKENIZER, Tokenizer
 
 TYPE_ORDER = ("preference", "instruction", "profile", "note")
 SCOPE_ORDER = ("global", "project")
@@ -43,7 +43,8 @@ M = TypeVar("M", bound=MemoryLike)
 @dataclass(frozen=True)
 class Budget:
     max_items: int
-    max_tokens: int
+    max_tokens: int  # as `tokenizer` counts them
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER
 
 
 def baseline_order(memories: Iterable[M]) -> list[M]:
@@ -78,7 +79,7 @@ def _fit(ordered: Iterable[M], budget: Budget) -> list[M]:
     for memory in ordered:
         if len(kept) >= budget.max_items:
             break
-        cost = count_tokens(render_line(memory)) + 1  # + the newline
+        cost = budget.tokenizer.count(render_line(memory)) + 1  # + the newline
         if tokens + cost <= budget.max_tokens:
             kept.append(memory)
             tokens += cost

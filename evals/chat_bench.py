@@ -37,10 +37,10 @@ import numpy as np
 import uvicorn
 
 from chatsvc import Services, Settings, create_app
-from chatsvc.chat._llm import LLM
 from chatsvc.chat._relay import Relay
 from chatsvc.embeddings import LocalEmbedder, build_embedder
 from chatsvc.fact_sheet import generate
+from chatsvc.llm import LLM
 from chatsvc.local_models import free_port
 from chatsvc.testing import Reply, ScriptedUpstream
 from evals._machine import describe

@@ -24,6 +24,7 @@ from chatsvc._services import Services
 from chatsvc._threads import in_thread_shielded
 from chatsvc.chat import _gather as gather
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
+from context.tokens import get_tokenizer
 from store import User
 from store.chats import Conversation
 
@@ -189,7 +190,8 @@ async def prepare(
             strategy=settings.context_strategy,
             budgets=Budgets(history=settings.history_tokens,
                             message_context=settings.context_tokens,
-                            prompt=settings.prompt_ceiling),
+                            prompt=settings.prompt_ceiling,
+                            tokenizer=get_tokenizer(settings.tokenizer)),
         )
     timings["prepare"] = time.perf_counter() - started
     mode = "fallback" if reason else "rag"

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import anyio
 
 from chatsvc._errors import UpstreamError
-from chatsvc.chat._llm import CLOSE_TIMEOUT_SECONDS, LLM, Finish
-from chatsvc.chat._usage import Usage
+from chatsvc.llm import CLOSE_TIMEOUT_SECONDS, LLM, Finish, Usage
 
 
 @dataclass(frozen=True)

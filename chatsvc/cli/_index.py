@@ -96,7 +96,7 @@ async def index_tree(services, root: Path, pattern: str, source_type: str) -> Co
         counts["unembedded"] = _unembedded_count(knowledge.knowledge)
         await _write_tiers(knowledge, to_tier)
     finally:
-        await knowledge.aclose()
+        await services.llm.aclose()  # inside the loop its connections belong to
     return counts
 
 

@@ -20,7 +20,7 @@ import httpx
 
 from chatsvc._errors import EmbeddingError, EmbeddingUnavailable
 from chatsvc.embeddings._breaker import CircuitBreaker
-from context.tokens import count_tokens, encode, encoding
+from context.tokens import count_tokens, get_tokenizer
 
 log = logging.getLogger("chatsvc.embeddings")
 
@@ -37,11 +37,9 @@ class _Retryable(Exception):
 
 def cap_tokens(text: str, budget: int, tokenizer: str) -> str:
     """`text` cut to at most `budget` tokens (whole characters kept)."""
-    tokens = encode(text, tokenizer)
-    if len(tokens) <= budget:
-        return text
+    cut = get_tokenizer(tokenizer).truncate(text, budget)
     # A cut inside a multi-byte character decodes to U+FFFD: drop it.
-    return encoding(tokenizer).decode(tokens[: max(budget, 0)]).rstrip("\ufffd")
+    return text if cut == text else cut.rstrip("\ufffd")
 
 
 class HttpEmbedder:

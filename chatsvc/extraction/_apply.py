@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from chatsvc.extraction._prompt import Extraction, KnownFact
-from store import Database, NotFound
+from store import NotFound
+from store.backend import DatabaseLike
 from store.clock import iso
 from store.extraction import ExtractionQueue, PendingMessage
 from store.fact_sheets import FactSheets
@@ -58,7 +59,7 @@ def provenance(messages: list[PendingMessage]) -> PendingMessage:
 
 
 def apply(
-    db: Database,
+    db: DatabaseLike,
     facts: Facts,
     queue: ExtractionQueue,
     *,

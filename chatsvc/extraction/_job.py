@@ -17,8 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
-import openai
-
+from chatsvc._errors import UpstreamError
 from chatsvc._joblock import job_lock
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
@@ -26,16 +25,25 @@ from chatsvc.extraction import _apply
 from chatsvc.extraction._prompt import (
     REPLY_SCHEMA,
     Extraction,
-    MalformedReply,
     Request,
     build_request,
     parse_reply,
     repair_chat,
     repair_overhead,
 )
-from chatsvc.fact_sheet import SheetEntry, build_entries, save_entries
-from chatsvc.fact_sheet._dedup import dedup_prompt, parse_drops, within_cap
+from chatsvc.fact_sheet import (
+    DROP_SCHEMA,
+    SheetEntry,
+    build_entries,
+    dedup_prompt,
+    parse_drops,
+    save_entries,
+    within_cap,
+)
 from chatsvc.facts import FactService
+from chatsvc.llm import LLM, MalformedReply
+from context.tokens import get_tokenizer
+from store.backend import DatabaseLike
 from store.clock import utc_now
 from store.extraction import AlreadyProcessed, ExtractionQueue, PendingMessage
 from store.fact_sheets import FactSheet, FactSheets
@@ -43,16 +51,6 @@ from store.fact_sheets import FactSheet, FactSheets
 log = logging.getLogger("chatsvc.extraction")
 
 PENDING_PER_RUN = 2000  # messages looked at per user and run; the rest waits
-
-
-def _json_mode(mode: str) -> dict:
-    """How to ask for JSON: OpenAI's json_object (Moonshot too), llama.cpp's
-    json_object + schema (grammar-constrained), or not at all."""
-    if mode == "json_object":
-        return {"response_format": {"type": "json_object"}}
-    if mode == "schema":
-        return {"response_format": {"type": "json_object", "schema": REPLY_SCHEMA}}
-    return {}
 
 
 @dataclass
@@ -78,29 +76,30 @@ class UpstreamDown(SkipBatch):
 
 
 class FactExtractor:
+    """Extraction runs over the stores it is given (facts through `fact_service`, which
+    also embeds new facts; `db` for the batch transaction and the job lock)."""
+
     def __init__(
         self,
         settings: Settings,
+        llm: LLM,
         fact_service: FactService,
         *,
-        client: openai.AsyncOpenAI | None = None,
+        db: DatabaseLike,
+        sheets: FactSheets,
+        queue: ExtractionQueue,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.settings = settings
+        self.llm = llm
         self.fact_service = fact_service
         self.facts = fact_service.store
-        self.db = self.facts.db
-        self.sheets = FactSheets(self.db)
-        self.queue = ExtractionQueue(self.db)
+        self.db = db
+        self.sheets = sheets
+        self.queue = queue
         self.clock = clock
-        self.client = client or openai.AsyncOpenAI(
-            base_url=settings.llm_base_url, api_key=settings.llm_api_key or "unused",
-            timeout=settings.llm_timeout_seconds, max_retries=1,
-        )
+        self.tokenizer = get_tokenizer(settings.tokenizer)
         self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-
-    async def aclose(self) -> None:
-        await self.client.close()
 
     async def run_all(self) -> dict[str, ExtractionResult]:
         """One run for every user with unprocessed messages, one user at a time."""
@@ -151,12 +150,12 @@ class FactExtractor:
     async def _dedup(self, entries: list[SheetEntry], user_id: str) -> list[str] | None:
         """Fact ids the LLM drops, or None when dedup was skipped (cost cap, failure)."""
         prompt, refs = dedup_prompt(entries)
-        if not within_cap(prompt, self.settings.fact_sheet_dedup_max_tokens,
-                          self.settings.tokenizer):
+        if not within_cap(prompt, self.settings.fact_sheet_dedup_max_tokens, self.tokenizer):
             log.info("fact sheet dedup skipped for user %s: over the token cap", user_id)
             return None
         try:
-            reply = await self._complete([{"role": "user", "content": prompt}], user_id)
+            reply = await self._complete([{"role": "user", "content": prompt}], user_id,
+                                         schema=DROP_SCHEMA)
             return parse_drops(reply, refs)
         except (SkipBatch, MalformedReply) as exc:
             log.warning("fact sheet dedup skipped for user %s: %s", user_id, exc)
@@ -166,12 +165,12 @@ class FactExtractor:
         self, user_id: str, messages: list[PendingMessage], result: ExtractionResult
     ) -> None:
         budget = (self.settings.extract_max_input_tokens - self.settings.extract_max_output_tokens
-                  - repair_overhead(self.settings.tokenizer))
+                  - repair_overhead(self.tokenizer))
         while messages:
             known = await in_thread(_apply.known_facts, self.facts, self.sheets, user_id,
                                     now=self.clock())
             request = build_request(known, messages, budget=budget,
-                                    tokenizer=self.settings.tokenizer)
+                                    tokenizer=self.tokenizer)
             log.debug("fact extraction: user %s, %d messages, %d input tokens", user_id,
                       len(request.messages), request.tokens)
             extraction = await self._ask(request, {k.ref for k in known}, user_id)
@@ -192,12 +191,13 @@ class FactExtractor:
             messages = messages[len(request.messages):]
 
     async def _ask(self, request: Request, refs: set[str], user_id: str) -> Extraction:
-        first = await self._complete(request.chat, user_id)
+        first = await self._complete(request.chat, user_id, schema=REPLY_SCHEMA)
         try:
             return parse_reply(first, refs)
         except MalformedReply as exc:
             error = str(exc)
-        second = await self._complete(repair_chat(request, first, error), user_id)
+        second = await self._complete(repair_chat(request, first, error), user_id,
+                                      schema=REPLY_SCHEMA)
         try:
             return parse_reply(second, refs)
         except MalformedReply as exc:
@@ -205,16 +205,15 @@ class FactExtractor:
                         "after one repair (%s)", len(request.messages), user_id, exc)
             raise SkipBatch(f"malformed JSON from the LLM after one repair: {exc}") from None
 
-    async def _complete(self, chat: list[dict[str, str]], user_id: str) -> str:
+    async def _complete(self, chat: list[dict[str, str]], user_id: str, *, schema: dict) -> str:
+        """The answer, JSON as CHATSVC_EXTRACT_JSON_MODE asks for it (`schema` its shape)."""
         try:
-            response = await self.client.chat.completions.create(
-                model=self.settings.llm_model, messages=chat, temperature=0,
-                max_tokens=self.settings.extract_max_output_tokens,
-                **_json_mode(self.settings.extract_json_mode),
+            return await self.llm.complete(
+                chat, temperature=0, max_tokens=self.settings.extract_max_output_tokens,
+                json_mode=self.settings.extract_json_mode, schema=schema,
             )
-        except openai.APIError as exc:
+        except UpstreamError as exc:
             log.warning("fact extraction: LLM failed for user %s: %s", user_id, exc)
-            raise UpstreamDown(f"LLM request failed: {type(exc).__name__}") from None
-        if not response.choices:
-            return ""
-        return response.choices[0].message.content or ""
+            # The client's error type, never its body: the result goes back to the user.
+            kind = type(exc.__cause__ or exc).__name__
+            raise UpstreamDown(f"LLM request failed: {kind}") from None

@@ -8,17 +8,15 @@ message too long to fit alone is truncated (its tail is not extracted).
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 
 import prompts
-from context.tokens import count_tokens, encode, encoding
+from chatsvc.llm import MalformedReply, json_object
+from context.tokens import Tokenizer
 from store.extraction import PendingMessage
 from store.facts import CATEGORIES
 
 MESSAGE_OVERHEAD = 4  # role and framing tokens per chat message, as providers count them
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
 @dataclass(frozen=True)
@@ -66,12 +64,8 @@ REPLY_SCHEMA = {
 }
 
 
-class MalformedReply(ValueError):
-    """The LLM's answer is not the JSON object asked for; the message says why."""
-
-
-def chat_tokens(chat: list[dict[str, str]], tokenizer: str) -> int:
-    return sum(count_tokens(m["content"], tokenizer) + MESSAGE_OVERHEAD for m in chat)
+def chat_tokens(chat: list[dict[str, str]], tokenizer: Tokenizer) -> int:
+    return sum(tokenizer.count(m["content"]) + MESSAGE_OVERHEAD for m in chat)
 
 
 def _fill(template: str, **values: str) -> str:
@@ -80,10 +74,10 @@ def _fill(template: str, **values: str) -> str:
     return template
 
 
-def _take_lines(lines: list[str], budget: int, tokenizer: str) -> list[str]:
+def _take_lines(lines: list[str], budget: int, tokenizer: Tokenizer) -> list[str]:
     taken, used = [], 0
     for line in lines:
-        cost = count_tokens(line, tokenizer) + 1
+        cost = tokenizer.count(line) + 1
         if used + cost > budget:
             break
         taken.append(line)
@@ -91,12 +85,8 @@ def _take_lines(lines: list[str], budget: int, tokenizer: str) -> list[str]:
     return taken
 
 
-def _truncate(text: str, budget: int, tokenizer: str) -> str:
-    return encoding(tokenizer).decode(encode(text, tokenizer)[: max(budget, 0)])
-
-
 def build_request(
-    known: list[KnownFact], pending: list[PendingMessage], *, budget: int, tokenizer: str
+    known: list[KnownFact], pending: list[PendingMessage], *, budget: int, tokenizer: Tokenizer
 ) -> Request:
     """The request for the longest prefix of `pending` (at least one message) that fits.
 
@@ -107,11 +97,11 @@ def build_request(
                                 tokenizer)
     fact_lines = [f"{k.ref} [{k.category}] {k.fact}" for k in known]
     known_text = "\n".join(_take_lines(fact_lines, free // 2, tokenizer)) or "(none)"
-    free -= count_tokens(known_text, tokenizer) + 1
+    free -= tokenizer.count(known_text) + 1
     lines = [f"{m.role}: {m.content}" for m in pending]
     taken = _take_lines(lines, free, tokenizer)
     if not taken:  # the first message alone is too long: keep its head
-        taken = [_truncate(lines[0], free, tokenizer)]
+        taken = [tokenizer.truncate(lines[0], free)]
 
     def render(conversation: list[str]) -> list[dict[str, str]]:
         text = _fill(template, known_facts=known_text, conversation="\n".join(conversation))
@@ -125,7 +115,7 @@ def build_request(
         elif not taken[0]:
             raise ValueError(f"an extraction budget of {budget} tokens cannot fit the prompt")
         else:
-            taken = [_truncate(taken[0], count_tokens(taken[0], tokenizer) - over, tokenizer)]
+            taken = [tokenizer.truncate(taken[0], tokenizer.count(taken[0]) - over)]
         chat = render(taken)
     return Request(chat, pending[: len(taken)], chat_tokens(chat, tokenizer))
 
@@ -137,9 +127,9 @@ def repair_chat(request: Request, bad_reply: str, error: str) -> list[dict[str, 
             {"role": "user", "content": note}]
 
 
-def repair_overhead(tokenizer: str) -> int:
+def repair_overhead(tokenizer: Tokenizer) -> int:
     """Tokens the repair note adds besides the echoed answer (with room for the error)."""
-    note = count_tokens(prompts.load("fact_extraction_repair"), tokenizer)
+    note = tokenizer.count(prompts.load("fact_extraction_repair"))
     return note + 2 * MESSAGE_OVERHEAD + 64
 
 
@@ -158,20 +148,6 @@ def parse_reply(text: str, known_refs: set[str]) -> Extraction:
         if old in known_refs and isinstance(index, int) and 0 <= index < len(new_facts):
             superseded.append((old, index))
     return Extraction(new_facts, list(dict.fromkeys(referenced)), superseded)
-
-
-def json_object(text: str) -> dict:
-    body = _FENCE.sub("", (text or "").strip())
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
-        raise MalformedReply("no JSON object found")
-    try:
-        data = json.loads(body[start : end + 1])
-    except json.JSONDecodeError as exc:
-        raise MalformedReply(f"invalid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(data, dict):
-        raise MalformedReply("the answer must be a JSON object")
-    return data
 
 
 def _list(data: dict, key: str) -> list:

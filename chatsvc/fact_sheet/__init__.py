@@ -1,5 +1,7 @@
-"""The scored fact sheet: pure scoring/assembly (`_scoring`) and its generation."""
+"""The scored fact sheet: pure scoring/assembly (`_scoring`), its generation, and the
+optional AI dedup pass (`_dedup`: the prompt and the answer; extraction calls the LLM)."""
 
+from chatsvc.fact_sheet._dedup import DROP_SCHEMA, dedup_prompt, parse_drops, within_cap
 from chatsvc.fact_sheet._generate import (
     ContextFacts,
     build_entries,
@@ -28,6 +30,7 @@ __all__ = [
     "CATEGORIES",
     "CATEGORY_LIMITS",
     "CATEGORY_WEIGHTS",
+    "DROP_SCHEMA",
     "MAX_FACTS",
     "RECENT_EXTRACTIONS",
     "Candidate",
@@ -39,9 +42,12 @@ __all__ = [
     "canonical_json",
     "context_facts",
     "decay_points",
+    "dedup_prompt",
     "generate",
+    "parse_drops",
     "reference_scores",
     "save_entries",
     "score_facts",
     "sheet_json",
+    "within_cap",
 ]

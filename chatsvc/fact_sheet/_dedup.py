@@ -10,9 +10,16 @@ Pure functions: the caller does the LLM call.
 from __future__ import annotations
 
 import prompts
-from chatsvc.extraction._prompt import MalformedReply, json_object
 from chatsvc.fact_sheet._scoring import SheetEntry
-from context.tokens import count_tokens
+from chatsvc.llm import MalformedReply, json_object
+from context.tokens import Tokenizer
+
+# The answer's shape, for servers that constrain output to a schema (json mode "schema").
+DROP_SCHEMA = {
+    "type": "object",
+    "properties": {"drop": {"type": "array", "items": {"type": "string", "maxLength": 8}}},
+    "required": ["drop"],
+}
 
 
 def dedup_prompt(entries: list[SheetEntry]) -> tuple[str, dict[str, str]]:
@@ -23,8 +30,8 @@ def dedup_prompt(entries: list[SheetEntry]) -> tuple[str, dict[str, str]]:
     return prompts.load("fact_sheet_dedup").replace("{{facts}}", "\n".join(lines)), refs
 
 
-def within_cap(prompt: str, max_tokens: int, tokenizer: str) -> bool:
-    return count_tokens(prompt, tokenizer) <= max_tokens
+def within_cap(prompt: str, max_tokens: int, tokenizer: Tokenizer) -> bool:
+    return tokenizer.count(prompt) <= max_tokens
 
 
 def parse_drops(text: str, refs: dict[str, str]) -> list[str]:

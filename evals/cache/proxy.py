@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
-from chatsvc.chat._llm import fold_system
+from chatsvc.llm import fold_system
 
 
 @dataclass

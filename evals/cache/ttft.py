@@ -16,7 +16,7 @@ from statistics import mean
 
 import httpx
 
-from chatsvc.chat._llm import fold_system
+from chatsvc.llm import fold_system
 from evals.cache.proxy import Exchange
 
 

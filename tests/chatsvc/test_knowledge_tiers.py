@@ -16,7 +16,7 @@ def tier_services(settings, local_embedder, upstream):
     services = Services.open(settings.with_overrides(llm_base_url=upstream.base_url),
                              embedder=local_embedder)
     yield services
-    anyio.run(services.knowledge.aclose)
+    anyio.run(services.llm.aclose)
     services.db.close()
 
 
@@ -47,6 +47,27 @@ def test_llm_tiers_replace_extractive_ones(tier_services, upstream):
     assert "Backups run nightly." in request["messages"][1]["content"]
 
 
+def test_folded_system_role_reaches_the_model_inside_the_user_message(settings, local_embedder,
+                                                                     upstream):
+    # Gemma's chat format silently drops system messages: with LLM_SYSTEM_ROLE=fold the
+    # tier instructions must arrive inside the first user message.
+    services = Services.open(settings.with_overrides(
+        llm_base_url=upstream.base_url, llm_system_role="fold"), embedder=local_embedder)
+    try:
+        reply = {"abstract": "Nightly backups.", "overview": ["Nightly"]}
+        upstream.script(Reply(chunks=[json.dumps(reply)]))
+        written, _ = _index_then_tiers(services)
+        assert written is True
+        [request] = upstream.requests
+        [message] = request.body["messages"]
+        assert message["role"] == "user"
+        assert message["content"].startswith("You summarise a document")
+        assert "Backups run nightly." in message["content"]
+    finally:
+        anyio.run(services.llm.aclose)
+        services.db.close()
+
+
 @pytest.mark.parametrize("reply", [Reply(chunks=["I cannot do that."]), Reply(status=500)])
 def test_unusable_or_failed_llm_keeps_extractive_tiers(tier_services, upstream, reply):
     upstream.script(reply)
@@ -59,7 +80,7 @@ def test_unreachable_llm_keeps_extractive_tiers(services):
     # The isolated env points the LLM at a closed port.
     written, entry = _index_then_tiers(services)
     assert written is False and entry.tiers_by == "extractive"
-    anyio.run(services.knowledge.aclose)
+    anyio.run(services.llm.aclose)
 
 
 def test_api_document_gets_llm_tiers_after_the_response(settings, local_embedder, upstream):
@@ -81,5 +102,5 @@ def test_api_document_gets_llm_tiers_after_the_response(settings, local_embedder
             entry = client.get(f"/api/knowledge/{created.json()['id']}", headers=headers).json()
         assert (entry["abstract"], entry["tiers_by"]) == ("From the LLM.", "llm")
     finally:
-        anyio.run(services.knowledge.aclose)
+        anyio.run(services.llm.aclose)
         services.db.close()

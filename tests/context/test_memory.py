@@ -9,7 +9,8 @@ from context.memory import (
     select_semantic,
     stable_hash,
 )
-from context.tokens import count_tokens
+from context.tokens import count_tokens, get_tokenizer
+from tests._tokenizer import register_bytes
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,15 @@ def test_baseline_budget_by_items_and_tokens():
     assert len(select_baseline(memories, Budget(max_items=3, max_tokens=10_000))) == 3
     one = count_tokens(render_line(memories[0])) + 1
     assert len(select_baseline(memories, Budget(max_items=100, max_tokens=one * 4))) == 4
+
+
+def test_baseline_tokens_are_counted_with_the_budgets_tokenizer(monkeypatch):
+    memories = [Mem(f"m{i}", content=f"memory number {i}") for i in range(10)]
+    budget = (count_tokens(render_line(memories[0])) + 1) * 4
+    byte_level = get_tokenizer(register_bytes(monkeypatch))
+    by_bytes = select_baseline(memories, Budget(max_items=100, max_tokens=budget,
+                                                tokenizer=byte_level))
+    assert len(by_bytes) == budget // (len(render_line(memories[0]).encode()) + 1) < 4
 
 
 def test_an_oversized_memory_is_skipped_and_smaller_later_ones_still_fit():

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 from chatsvc.chat._prepare import user_today
 from chatsvc.chat._turn import history_of
-from chatsvc.chat._usage import parse_usage
+from chatsvc.llm import parse_usage
 from context import Message
 from store import ChatMessage
 

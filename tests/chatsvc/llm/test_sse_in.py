@@ -8,7 +8,7 @@ import httpx2
 import openai
 import pytest
 
-from chatsvc.chat._sse_in import Chunks, EventData
+from chatsvc.llm._sse_in import Chunks, EventData
 
 REQUEST = httpx2.Request("POST", "http://upstream/v1/chat/completions")
 

@@ -1,0 +1,19 @@
+"""The upstream LLM: one OpenAI-compatible chat-completions client for chat turns,
+fact extraction and knowledge tiers (streaming or whole answers, retries, system-role
+folding, JSON mode), and reading its answers (usage, JSON objects)."""
+
+from chatsvc.llm._client import CLOSE_TIMEOUT_SECONDS, LLM, Finish, fold_system
+from chatsvc.llm._json import MalformedReply, json_object, json_options
+from chatsvc.llm._usage import Usage, parse_usage
+
+__all__ = [
+    "CLOSE_TIMEOUT_SECONDS",
+    "LLM",
+    "Finish",
+    "MalformedReply",
+    "Usage",
+    "fold_system",
+    "json_object",
+    "json_options",
+    "parse_usage",
+]
