@@ -26,7 +26,7 @@ from pathlib import Path
 from chatsvc.extraction._prompt import KnownFact, build_request
 from chatsvc.fact_sheet import generate
 from evals._machine import describe
-from store import Database, Users
+from store import SqliteDatabase, Users
 from store.clock import iso
 from store.extraction import PendingMessage
 from store.fact_sheets import FactSheets
@@ -85,7 +85,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in [int(s) for s in args.sizes.split(",")]:
-            db = Database(Path(tmp) / f"s{size}.sqlite3", embed_model="bench", embed_dim=4)
+            db = SqliteDatabase(Path(tmp) / f"s{size}.sqlite3", embed_model="bench", embed_dim=4)
             user_id = populate(db, size)
             sheets = FactSheets(db)
             rows.append({"facts": size, **timed(lambda s=sheets, u=user_id: generate(
