@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from evals._machine import describe
-from store import SqliteDatabase, Facts, Users
+from store import Database, Facts, SqliteDatabase, Users
 from store.contract import EmbedJob
 from store.facts import content_hash
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from chatsvc.extraction._prompt import KnownFact, build_request
 from chatsvc.fact_sheet import generate
 from evals._machine import describe
-from store import SqliteDatabase, Users
+from store import Database, SqliteDatabase, Users
 from store.clock import iso
 from store.extraction import PendingMessage
 from store.fact_sheets import FactSheets

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from evals._machine import describe
-from store import ChunkIn, SqliteDatabase, Knowledge
+from store import ChunkIn, Database, Knowledge, SqliteDatabase
 
 DIM = 768
 CHUNKS_PER_ENTRY = 10

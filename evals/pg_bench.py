@@ -34,9 +34,9 @@ import numpy as np
 from evals._machine import describe
 from evals.knowledge_bench import DIM, RESULTS, recall, summary, synthetic, texts, timed
 from store import ChunkIn
+from store.backend import open_database, stores_for
 from store.clock import now_iso
 from store.contract import EmbedJob
-from store.backend import open_database, stores_for
 from store.facts import content_hash
 
 LIMIT = 10

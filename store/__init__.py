@@ -9,12 +9,28 @@ backend and builds the domain stores on it.
 """
 
 from store._errors import (
-    ConstraintViolation, DatabaseBusy, NotFound, QueryFailed, StoreError, VectorUnavailable,
+    ConstraintViolation,
+    DatabaseBusy,
+    NotFound,
+    QueryFailed,
+    StoreError,
+    VectorUnavailable,
 )
 from store.chats import AssistantReply, ChatMessage, Chats, Conversation
 from store.contract import (
-    ChatStore, Database, EmbedJob, ExtractionQueueStore, FactSheetStore, FactStore,
-    KnowledgeStore, MemoryStore, PostStore, Reindexable, UserStore, VectorState, VectorStatus,
+    ChatStore,
+    Database,
+    EmbedJob,
+    ExtractionQueueStore,
+    FactSheetStore,
+    FactStore,
+    KnowledgeStore,
+    MemoryStore,
+    PostStore,
+    Reindexable,
+    UserStore,
+    VectorState,
+    VectorStatus,
 )
 from store.facts import Fact, FactHit, Facts, InvalidFact
 from store.knowledge import ChunkIn, Entry, Hit, Knowledge

@@ -13,8 +13,15 @@ from pathlib import Path
 
 from store.chats import Chats
 from store.contract import (
-    ChatStore, Database, ExtractionQueueStore, FactSheetStore, FactStore, KnowledgeStore,
-    MemoryStore, PostStore, UserStore,
+    ChatStore,
+    Database,
+    ExtractionQueueStore,
+    FactSheetStore,
+    FactStore,
+    KnowledgeStore,
+    MemoryStore,
+    PostStore,
+    UserStore,
 )
 from store.extraction import ExtractionQueue
 from store.fact_sheets import FactSheets

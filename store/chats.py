@@ -208,5 +208,7 @@ class Chats:
             raise NotFound(f"no conversation {conversation_id}")
 
     def _get_message(self, message_id: str) -> ChatMessage:
-        row = self.db.execute("SELECT * FROM messages WHERE id = $id", {"id": message_id}).fetchone()
+        row = self.db.execute(
+            "SELECT * FROM messages WHERE id = $id", {"id": message_id}
+        ).fetchone()
         return _message(row)

@@ -96,7 +96,8 @@ class Users:
         if not sep or not token_id or not secret:
             return None
         row = self.db.execute(
-            "SELECT * FROM users WHERE token_id = $token AND revoked_at IS NULL", {"token": token_id}
+            "SELECT * FROM users WHERE token_id = $token AND revoked_at IS NULL",
+            {"token": token_id},
         ).fetchone()
         # Compare even when the row is missing so timing does not reveal valid ids.
         expected = row["token_hash"] if row is not None else hash_secret("")

@@ -19,7 +19,13 @@ from collections.abc import Sequence
 from store.contract import Database, EmbedJob
 from store.knowledge._entries import Entries
 from store.knowledge._records import (
-    VECTORS, ChunkIn, Entry, Hit, Saved, content_hash, embed_text,
+    VECTORS,
+    ChunkIn,
+    Entry,
+    Hit,
+    Saved,
+    content_hash,
+    embed_text,
 )
 from store.knowledge._search import RRF_K, Search, rrf_merge
 

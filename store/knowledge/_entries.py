@@ -11,7 +11,14 @@ from store._errors import NotFound
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
 from store.knowledge._records import (
-    OF_TYPE, VISIBLE, ChunkIn, Entry, Saved, embed_text, entry_from, content_hash,
+    OF_TYPE,
+    VISIBLE,
+    ChunkIn,
+    Entry,
+    Saved,
+    content_hash,
+    embed_text,
+    entry_from,
 )
 from store.vectors import VectorIndex
 

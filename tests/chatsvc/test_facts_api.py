@@ -191,7 +191,8 @@ def test_embeddings_down_saves_without_vector_and_search_is_503(down_client, loc
 
 
 def test_dimension_conflict_degrades_with_a_reason(settings, local_embedder):
-    SqliteDatabase(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
+    SqliteDatabase(settings.database_path, embed_model="nomic-embed-text:v1.5",
+                   embed_dim=768).close()
     services = Services.open(settings, embedder=local_embedder)
     try:
         assert not services.db.vector_state.ok

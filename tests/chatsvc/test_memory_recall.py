@@ -190,7 +190,8 @@ def test_sqlite_vec_unavailable_degrades_to_baseline(monkeypatch, local_embedder
 
 def test_dimension_conflict_degrades_to_baseline(settings, local_embedder):
     # The file was indexed with a 768-d model; the configured one is 384-d.
-    SqliteDatabase(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
+    SqliteDatabase(settings.database_path, embed_model="nomic-embed-text:v1.5",
+                   embed_dim=768).close()
     with serve(settings, local_embedder) as (services, client, headers):
         assert services.db.vector_state.detail.startswith("CONFLICT")
         add(client, headers, "I like oolong tea")

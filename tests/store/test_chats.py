@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import AssistantReply, Chats, SqliteDatabase, NotFound, StoreError, Users
+from store import AssistantReply, Chats, NotFound, SqliteDatabase, StoreError, Users
 from store.chats import title_for
 
 

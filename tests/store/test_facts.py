@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from store import NotFound, Users
-from store.clock import now_iso
 from store.backend import stores_for
+from store.clock import now_iso
 from store.facts import InvalidFact
 
 E1, E2, E3 = [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]

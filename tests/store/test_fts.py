@@ -1,8 +1,8 @@
 import pytest
 
 from store import ChunkIn
-from store.fts import first_hit, index_text, match_query, query_terms
 from store.backend import stores_for
+from store.fts import first_hit, index_text, match_query, query_terms
 
 NASTY = [
     '"', '""', '"unbalanced', 'AND', 'OR', 'NOT', 'a AND', 'AND OR NOT', 'NEAR(', 'NEAR(a b',

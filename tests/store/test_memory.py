@@ -4,8 +4,8 @@ hand-made 4-d vectors so that nearest-neighbour order is known exactly."""
 import pytest
 
 from store import ConstraintViolation, Memories, NotFound, SqliteDatabase, Users, VectorUnavailable
-from store.sqlite._schema import VECTOR_TABLES
 from store.backend import stores_for
+from store.sqlite._schema import VECTOR_TABLES
 
 EAST, NORTH, WEST = [1.0, 0, 0, 0], [0, 1.0, 0, 0], [-1.0, 0, 0, 0]
 NORTH_EAST = [0.9, 0.1, 0, 0]

@@ -6,12 +6,11 @@ import time
 
 import pytest
 
-from store.clock import utc_now
 from store._migrations import available
 from store.backend import stores_for
+from store.clock import utc_now
 from store.extraction import AlreadyProcessed, ExtractionQueue
-from store.pg import PgDatabase
-from store.pg import redact
+from store.pg import PgDatabase, redact
 from store.sql import POSTGRESQL, SQLITE, render
 from tests._pg import drop_schema, new_schema
 
