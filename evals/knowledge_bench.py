@@ -104,7 +104,7 @@ def bench_size(n: int, n_queries: int, rescores: list[int]) -> dict:
         result = {"chunks": n, "populate_s": round(time.perf_counter() - started, 1)}
         conn = db.connection()
         rows = conn.execute("SELECT id, seq FROM knowledge_chunks").fetchall()
-        knowledge._snapshot = None  # populate's writes already invalidated it
+        knowledge._vectors._shared = None  # populate's writes already invalidated it
         index_of = {row[0]: row[1] - 1 for row in rows}  # seq follows insertion order
 
         exact_times, exact = timed(lambda q: list(np.argsort(-(vectors @ q))[:10]), queries)

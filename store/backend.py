@@ -11,18 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from store import contract
 from store.chats import Chats
-from store.contract import (
-    ChatStore,
-    Database,
-    ExtractionQueueStore,
-    FactSheetStore,
-    FactStore,
-    KnowledgeStore,
-    MemoryStore,
-    PostStore,
-    UserStore,
-)
+from store.contract import Database
 from store.extraction import ExtractionQueue
 from store.fact_sheets import FactSheets
 from store.facts import Facts
@@ -38,14 +29,14 @@ DatabaseLike = Database
 @dataclass
 class Stores:
     db: Database
-    users: UserStore
-    facts: FactStore
-    fact_sheets: FactSheetStore
-    extraction: ExtractionQueueStore
-    memories: MemoryStore
-    knowledge: KnowledgeStore
-    posts: PostStore
-    chats: ChatStore
+    users: contract.UserStore
+    facts: contract.FactStore
+    fact_sheets: contract.FactSheetStore
+    extraction: contract.ExtractionQueueStore
+    memories: contract.MemoryStore
+    knowledge: contract.KnowledgeStore
+    posts: contract.PostStore
+    chats: contract.ChatStore
 
 
 def open_database(
