@@ -79,10 +79,6 @@ class VectorIndex:
         self.db = db
         self.spec = spec
 
-    @property
-    def table(self) -> str:
-        return self.spec.table
-
     def check(self, vector: Sequence[float]) -> None:
         if len(vector) != self.db.embed_dim:
             raise ValueError(f"expected a {self.db.embed_dim}-d vector, got {len(vector)}-d")
