@@ -21,7 +21,6 @@ from chatsvc._threads import in_thread, in_thread_shielded
 from context.memory import Budget, select_baseline, select_semantic, stable_hash
 from context.tokens import get_tokenizer
 from store import Memory, VectorUnavailable
-from store._db import OperationalError
 from store.memory import MEMORY_TYPES, SCOPES
 
 log = logging.getLogger("chatsvc.memory")
@@ -224,7 +223,7 @@ async def _recall(services, user_id, project_id, query_text, query_vector):
     try:
         hits = await in_thread(services.memories.recall, user_id, vector,
                                k=services.settings.memory_top_k, project_id=project_id)
-    except (VectorUnavailable, OperationalError) as exc:
+    except VectorUnavailable as exc:
         return _degraded(VECTOR_STORE_UNAVAILABLE, str(exc))
     return hits, None
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from evals._machine import describe
-from store import Database, Facts, Users
+from store import Database, Facts, SqliteDatabase, Users
 from store.contract import EmbedJob
 from store.facts import content_hash
 
@@ -103,7 +103,7 @@ def timed(fn, queries: np.ndarray) -> dict:
 
 def run_size(size: int, n_queries: int, rng: np.random.Generator) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        db = Database(Path(tmp) / "bench.sqlite3", embed_model="bench-768", embed_dim=DIM)
+        db = SqliteDatabase(Path(tmp) / "bench.sqlite3", embed_model="bench-768", embed_dim=DIM)
         try:
             user_id, vectors, setup_s = populate(db, size, rng)
             picks = vectors[rng.integers(0, size, n_queries)]

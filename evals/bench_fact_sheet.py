@@ -27,7 +27,7 @@ from chatsvc.extraction import KnownFact, build_request
 from chatsvc.fact_sheet import generate
 from context.tokens import DEFAULT_TOKENIZER
 from evals._machine import describe
-from store import Database, Users
+from store import Database, SqliteDatabase, Users
 from store.clock import iso
 from store.extraction import PendingMessage
 from store.fact_sheets import FactSheets
@@ -86,7 +86,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in [int(s) for s in args.sizes.split(",")]:
-            db = Database(Path(tmp) / f"s{size}.sqlite3", embed_model="bench", embed_dim=4)
+            db = SqliteDatabase(Path(tmp) / f"s{size}.sqlite3", embed_model="bench", embed_dim=4)
             user_id = populate(db, size)
             sheets = FactSheets(db)
             rows.append({"facts": size, **timed(lambda s=sheets, u=user_id: generate(

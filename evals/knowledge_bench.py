@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from evals._machine import describe
-from store import ChunkIn, Database, Knowledge
+from store import ChunkIn, Database, Knowledge, SqliteDatabase
 
 DIM = 768
 CHUNKS_PER_ENTRY = 10
@@ -98,13 +98,13 @@ def bench_size(n: int, n_queries: int, rescores: list[int]) -> dict:
     query_words = [" ".join([w for w in words[i].split() if int(w[1:]) >= 50][:3] or ["w0"])
                    for i in picks]
     with tempfile.TemporaryDirectory() as tmp:
-        db = Database(Path(tmp) / "bench.sqlite3", embed_model="bench", embed_dim=DIM)
+        db = SqliteDatabase(Path(tmp) / "bench.sqlite3", embed_model="bench", embed_dim=DIM)
         started = time.perf_counter()
         knowledge = populate(db, vectors, words)
         result = {"chunks": n, "populate_s": round(time.perf_counter() - started, 1)}
         conn = db.connection()
         rows = conn.execute("SELECT id, seq FROM knowledge_chunks").fetchall()
-        knowledge._snapshot = None  # populate's writes already invalidated it
+        knowledge._vectors._shared = None  # populate's writes already invalidated it
         index_of = {row[0]: row[1] - 1 for row in rows}  # seq follows insertion order
 
         exact_times, exact = timed(lambda q: list(np.argsort(-(vectors @ q))[:10]), queries)

@@ -51,13 +51,14 @@ def seed_facts(stores, vectors: np.ndarray) -> tuple[str, dict[str, int], float]
     for i in range(len(vectors)):
         text = f"fact {i}: the user likes topic {i % 997} and place {i % 101}"
         ids.append(f"f{i:07d}")
-        rows.append((ids[-1], user_id, text, content_hash(text), now, now))
+        rows.append({"id": ids[-1], "user": user_id, "fact": text, "hash": content_hash(text),
+                     "now": now})
     started = time.perf_counter()
-    with stores.db.transaction() as conn:
-        conn.executemany(
+    with stores.db.transaction():
+        stores.db.executemany(
             "INSERT INTO facts(id, user_id, category, fact, content_hash, created_at, "
-            "updated_at) VALUES (?, ?, 'core', ?, ?, ?, ?)", rows)
-    jobs = [EmbedJob(fact_id, text, digest) for fact_id, _, text, digest, _, _ in rows]
+            "updated_at) VALUES ($id, $user, 'core', $fact, $hash, $now, $now)", rows)
+    jobs = [EmbedJob(row["id"], row["fact"], row["hash"]) for row in rows]
     with stores.db.bulk_vectors():
         for start in range(0, len(jobs), SAVE_BATCH):
             batch = jobs[start : start + SAVE_BATCH]
@@ -76,8 +77,8 @@ def seed_knowledge(stores, vectors: np.ndarray, words: list[str]) -> tuple[dict,
         for start in range(0, len(jobs), SAVE_BATCH):
             batch = jobs[start : start + SAVE_BATCH]
             stores.knowledge.save_embeddings(list(zip(batch, vectors[start:], strict=False)))
-    rows = stores.db.connection().execute("SELECT id, seq FROM knowledge_chunks").fetchall()
-    index_of = {row[0]: row[1] - 1 for row in rows}  # seq follows insertion order
+    rows = stores.db.execute("SELECT id, seq FROM knowledge_chunks").fetchall()
+    index_of = {row["id"]: row["seq"] - 1 for row in rows}  # seq follows insertion order
     return index_of, time.perf_counter() - started
 
 

@@ -1,47 +1,81 @@
-"""Persistence: SQLite + sqlite-vec (default) or PostgreSQL + pgvector (store/pg, for
-several replicas). No HTTP, no prompts: plain data in, plain data out.
+"""Persistence: SQLite + sqlite-vec (default, `store.sqlite`) or PostgreSQL + pgvector
+(`store.pg`, for several replicas). No HTTP, no prompts: plain data in, plain data out.
 
-`Database` owns the file, connections, migrations and vector tables; one small
-class per domain (`Users`, `Facts`, ...) holds that domain's SQL. `store.backend`
-picks the backend and builds the domain stores for it.
+`store.contract` is the interface: a `Database` handle per backend and one protocol
+per domain. The domain classes (`Users`, `Facts`, ...) are written once, in portable
+`$name` SQL (`store.sql`), on top of the handle; vector tables go through one
+vector-index component per backend (`store.vectors`). `store.backend` opens a
+backend and builds the domain stores on it.
 """
 
-from store._db import Database
-from store._errors import DatabaseBusy, NotFound, StoreError, VectorUnavailable
+from store._errors import (
+    ConstraintViolation,
+    DatabaseBusy,
+    NotFound,
+    QueryFailed,
+    StoreError,
+    VectorUnavailable,
+)
 from store.chats import AssistantReply, ChatMessage, Chats, Conversation
-from store.contract import EmbedJob, Reindexable, VectorState, VectorStatus
+from store.contract import (
+    ChatStore,
+    Database,
+    EmbedJob,
+    ExtractionQueueStore,
+    FactSheetStore,
+    FactStore,
+    KnowledgeStore,
+    MemoryStore,
+    PostStore,
+    Reindexable,
+    UserStore,
+    VectorState,
+    VectorStatus,
+)
 from store.facts import Fact, FactHit, Facts, InvalidFact
 from store.knowledge import ChunkIn, Entry, Hit, Knowledge
 from store.memory import Memories, Memory, MemorySnapshot
 from store.posts import Post, Posts
+from store.sqlite import SqliteDatabase
 from store.users import User, UserExists, Users
 
 __all__ = [
     "AssistantReply",
     "ChatMessage",
+    "ChatStore",
     "Chats",
     "ChunkIn",
+    "ConstraintViolation",
     "Conversation",
     "Database",
     "DatabaseBusy",
     "EmbedJob",
     "Entry",
+    "ExtractionQueueStore",
     "Fact",
     "FactHit",
+    "FactSheetStore",
+    "FactStore",
     "Facts",
     "Hit",
     "InvalidFact",
     "Knowledge",
+    "KnowledgeStore",
     "Memories",
     "Memory",
     "MemorySnapshot",
+    "MemoryStore",
     "NotFound",
     "Post",
+    "PostStore",
     "Posts",
+    "QueryFailed",
     "Reindexable",
+    "SqliteDatabase",
     "StoreError",
     "User",
     "UserExists",
+    "UserStore",
     "Users",
     "VectorState",
     "VectorStatus",

@@ -1,4 +1,8 @@
-"""Exceptions raised by the store. `chatsvc` re-exports them in its exception tree."""
+"""Exceptions raised by the store. `chatsvc` re-exports them in its exception tree.
+
+Each backend maps its driver's errors to these, so nothing outside `store`
+catches sqlite3 or psycopg exceptions.
+"""
 
 
 class StoreError(Exception):
@@ -13,8 +17,17 @@ class DatabaseBusy(StoreError):
     """Another writer held the write lock for longer than the busy timeout: retry later."""
 
 
+class ConstraintViolation(StoreError):
+    """A write broke a schema constraint (duplicate key, CHECK, foreign key)."""
+
+
+class QueryFailed(StoreError):
+    """The database could not run a statement (connection lost, table missing, lock)."""
+
+
 class VectorUnavailable(StoreError):
-    """Vector search cannot run: sqlite-vec did not load, or the dimension conflicts.
+    """Vector search cannot run: the vector extension did not load, the dimension
+    conflicts, or the vector table could not be read.
 
     `reason` is operator-facing text that says how to fix it.
     """

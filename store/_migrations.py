@@ -1,4 +1,5 @@
-"""Numbered migrations: `migrations/NNNN_name.sql`, applied in order on open.
+"""Numbered migrations: `migrations/NNNN_name.sql` (SQLite) and `pg/migrations/`
+(PostgreSQL), applied in order on open.
 
 Each file runs in its own transaction together with the bump of
 `meta.schema_version`, so a failed migration leaves the file at the previous
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from importlib import resources
 
 from store import _meta
+from store.sql import SQLITE
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -30,9 +32,9 @@ def available(package: str = "store.migrations") -> list[tuple[int, str, str]]:
     return found
 
 
-def current_version(conn) -> int:
+def current_version(conn, *, dialect: str = SQLITE) -> int:
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    value = _meta.get(conn, "schema_version")
+    value = _meta.get(conn, "schema_version", dialect=dialect)
     return int(value) if value is not None else 0
 
 
@@ -44,25 +46,26 @@ def _run_statements(conn, sql: str) -> None:
 def apply(
     conn, *, upto: int | None = None, package: str = "store.migrations",
     begin: str = "BEGIN IMMEDIATE", run: Callable[[object, str], None] = _run_statements,
+    dialect: str = SQLITE,
 ) -> list[str]:
     """Apply pending migrations (up to version `upto`); return the names of those applied.
 
-    `package`, `begin` (a write transaction) and `run` (a whole file's SQL) are the
-    backend's: SQLite by default; PostgreSQL passes its own.
+    `package`, `begin` (a write transaction), `run` (a whole file's SQL) and `dialect`
+    are the backend's: SQLite by default; PostgreSQL passes its own.
     """
     applied = []
-    version = current_version(conn)
+    version = current_version(conn, dialect=dialect)
     for number, name, sql in available(package):
         if number <= version or (upto is not None and number > upto):
             continue
         conn.execute(begin)
         try:
             # Another process may have migrated while we waited for the lock.
-            if current_version(conn) >= number:
+            if current_version(conn, dialect=dialect) >= number:
                 conn.execute("ROLLBACK")
                 continue
             run(conn, sql)
-            _meta.put(conn, "schema_version", str(number))
+            _meta.put(conn, "schema_version", str(number), dialect=dialect)
         except BaseException:
             conn.execute("ROLLBACK")
             raise

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from store._db import Database
 from store._errors import NotFound, StoreError
 from store.clock import new_id, now_iso
+from store.contract import Database
 
 TITLE_CHARS = 80
 STATUSES = ("complete", "interrupted", "error")
@@ -88,17 +88,19 @@ class Chats:
         self.db = db
 
     def get(self, user_id: str, conversation_id: str) -> Conversation:
-        row = self.db.connection().execute(
-            "SELECT * FROM conversations WHERE id = ? AND user_id = ?", (conversation_id, user_id)
+        row = self.db.execute(
+            "SELECT * FROM conversations WHERE id = $id AND user_id = $user",
+            {"id": conversation_id, "user": user_id},
         ).fetchone()
         if row is None:
             raise NotFound(f"no conversation {conversation_id}")
         return _conversation(row)
 
     def list(self, user_id: str, *, limit: int = 100, offset: int = 0) -> list[Conversation]:
-        rows = self.db.connection().execute(
-            "SELECT * FROM conversations WHERE user_id = ? "
-            "ORDER BY updated_at DESC, id LIMIT ? OFFSET ?", (user_id, limit, offset)
+        rows = self.db.execute(
+            "SELECT * FROM conversations WHERE user_id = $user "
+            "ORDER BY updated_at DESC, id LIMIT $limit OFFSET $offset",
+            {"user": user_id, "limit": limit, "offset": offset},
         ).fetchall()
         return [_conversation(row) for row in rows]
 
@@ -110,17 +112,18 @@ class Chats:
         while that conversation runs.
         """
         bound, exclude = (before.created_at, before.id) if before else ("\uffff", "")
-        rows = self.db.connection().execute(
-            "SELECT * FROM conversations WHERE user_id = ? AND id != ? AND created_at < ? "
-            "ORDER BY created_at DESC, id LIMIT ?", (user_id, exclude, bound, limit),
+        rows = self.db.execute(
+            "SELECT * FROM conversations WHERE user_id = $user AND id != $exclude "
+            "AND created_at < $bound ORDER BY created_at DESC, id LIMIT $limit",
+            {"user": user_id, "exclude": exclude, "bound": bound, "limit": limit},
         ).fetchall()
         return [_conversation(row) for row in rows]
 
     def messages(self, user_id: str, conversation_id: str) -> list[ChatMessage]:
         self.get(user_id, conversation_id)
-        rows = self.db.connection().execute(
-            "SELECT * FROM messages WHERE conversation_id = ? AND user_id = ? ORDER BY seq",
-            (conversation_id, user_id),
+        rows = self.db.execute(
+            "SELECT * FROM messages WHERE conversation_id = $id AND user_id = $user ORDER BY seq",
+            {"id": conversation_id, "user": user_id},
         ).fetchall()
         return [_message(row) for row in rows]
 
@@ -131,25 +134,23 @@ class Chats:
         """Store the user's message (creating the conversation when none is given)."""
         now = now_iso()
         message_id = new_id()
-        with self.db.transaction() as conn:
+        with self.db.transaction():
             if conversation_id is None:
                 conversation_id = new_id()
-                conn.execute(
+                self.db.execute(
                     "INSERT INTO conversations(id, user_id, title, project_id, created_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (conversation_id, user_id, title_for(content), project_id, now, now),
+                    "updated_at) VALUES ($id, $user, $title, $project, $now, $now)",
+                    {"id": conversation_id, "user": user_id, "title": title_for(content),
+                     "project": project_id, "now": now},
                 )
             else:
-                updated = conn.execute(
-                    "UPDATE conversations SET updated_at = ? WHERE id = ? AND user_id = ?",
-                    (now, conversation_id, user_id),
-                )
-                if updated.rowcount == 0:
-                    raise NotFound(f"no conversation {conversation_id}")
-            conn.execute(
+                self._touch(user_id, conversation_id, now)
+            self.db.execute(
                 "INSERT INTO messages(id, conversation_id, user_id, role, content, status, "
-                "created_at) VALUES (?, ?, ?, 'user', ?, 'complete', ?)",
-                (message_id, conversation_id, user_id, content, now),
+                "created_at) VALUES ($id, $conversation, $user, 'user', $content, 'complete', "
+                "$now)",
+                {"id": message_id, "conversation": conversation_id, "user": user_id,
+                 "content": content, "now": now},
             )
         return self.get(user_id, conversation_id), self._get_message(message_id)
 
@@ -158,43 +159,56 @@ class Chats:
         if reply.status not in STATUSES:
             raise StoreError(f"invalid message status {reply.status!r}")
         now = now_iso()
-        with self.db.transaction() as conn:
-            conn.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO messages(id, conversation_id, user_id, role, content, status, mode, "
-                "prefix_hash, usage, cached_tokens, created_at) "
-                "VALUES (?, ?, ?, 'assistant', ?, ?, ?, ?, ?, ?, ?)",
-                (reply.id, conversation_id, user_id, reply.content, reply.status, reply.mode,
-                 reply.prefix_hash, json.dumps(reply.usage) if reply.usage else None,
-                 reply.cached_tokens, now),
+                "prefix_hash, usage, cached_tokens, created_at) VALUES ($id, $conversation, "
+                "$user, 'assistant', $content, $status, $mode, $prefix, $usage, $cached, $now)",
+                {"id": reply.id, "conversation": conversation_id, "user": user_id,
+                 "content": reply.content, "status": reply.status, "mode": reply.mode,
+                 "prefix": reply.prefix_hash,
+                 "usage": json.dumps(reply.usage) if reply.usage else None,
+                 "cached": reply.cached_tokens, "now": now},
             )
             if reply.question_context:
-                conn.execute(
-                    "UPDATE messages SET context = ? WHERE id = ? AND user_id = ? "
-                    "AND role = 'user'", (reply.question_context, reply.question_id, user_id),
+                self.db.execute(
+                    "UPDATE messages SET context = $context WHERE id = $id AND user_id = $user "
+                    "AND role = 'user'",
+                    {"context": reply.question_context, "id": reply.question_id,
+                     "user": user_id},
                 )
-            conn.execute(
-                "UPDATE conversations SET updated_at = ? WHERE id = ? AND user_id = ?",
-                (now, conversation_id, user_id),
-            )
+            self._touch(user_id, conversation_id, now, required=False)
 
     def set_snapshot(self, user_id: str, conversation_id: str, snapshot: str) -> None:
-        with self.db.transaction() as conn:
-            conn.execute(
-                "UPDATE conversations SET snapshot = ?, snapshot_at = ? WHERE id = ? "
-                "AND user_id = ?", (snapshot, now_iso(), conversation_id, user_id),
+        with self.db.transaction():
+            self.db.execute(
+                "UPDATE conversations SET snapshot = $snapshot, snapshot_at = $now "
+                "WHERE id = $id AND user_id = $user",
+                {"snapshot": snapshot, "now": now_iso(), "id": conversation_id,
+                 "user": user_id},
             )
 
     def delete(self, user_id: str, conversation_id: str) -> None:
-        with self.db.transaction() as conn:
-            deleted = conn.execute(
-                "DELETE FROM conversations WHERE id = ? AND user_id = ?",
-                (conversation_id, user_id),
+        with self.db.transaction():
+            deleted = self.db.execute(
+                "DELETE FROM conversations WHERE id = $id AND user_id = $user",
+                {"id": conversation_id, "user": user_id},
             )
         if deleted.rowcount == 0:
             raise NotFound(f"no conversation {conversation_id}")
 
+    def _touch(
+        self, user_id: str, conversation_id: str, now: str, *, required: bool = True
+    ) -> None:
+        updated = self.db.execute(
+            "UPDATE conversations SET updated_at = $now WHERE id = $id AND user_id = $user",
+            {"now": now, "id": conversation_id, "user": user_id},
+        )
+        if required and updated.rowcount == 0:
+            raise NotFound(f"no conversation {conversation_id}")
+
     def _get_message(self, message_id: str) -> ChatMessage:
-        row = self.db.connection().execute(
-            "SELECT * FROM messages WHERE id = ?", (message_id,)
+        row = self.db.execute(
+            "SELECT * FROM messages WHERE id = $id", {"id": message_id}
         ).fetchone()
         return _message(row)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from store._db import Database
 from store._errors import StoreError
 from store.clock import iso
+from store.contract import Database
 
 
 @dataclass(frozen=True)
@@ -33,29 +33,29 @@ class ExtractionQueue:
         self.db = db
 
     def users_with_pending(self) -> list[str]:
-        rows = self.db.connection().execute(
+        rows = self.db.execute(
             "SELECT DISTINCT user_id FROM messages WHERE extracted_at IS NULL "
             "AND status != 'pending' ORDER BY user_id"
         ).fetchall()
-        return [row[0] for row in rows]
+        return [row["user_id"] for row in rows]
 
     def pending(self, user_id: str, *, limit: int) -> list[PendingMessage]:
         """The user's oldest unprocessed messages, in order. Answers still being
         streamed (status 'pending') wait for the next run."""
-        rows = self.db.connection().execute(
+        return self.db.fetch(
             "SELECT id, conversation_id, role, content, created_at FROM messages "
-            "WHERE user_id = ? AND extracted_at IS NULL AND status != 'pending' "
-            "ORDER BY seq LIMIT ?",
-            (user_id, limit),
-        ).fetchall()
-        return [PendingMessage(*row) for row in rows]
+            "WHERE user_id = $user AND extracted_at IS NULL AND status != 'pending' "
+            "ORDER BY seq LIMIT $limit",
+            {"user": user_id, "limit": limit}, PendingMessage,
+        )
 
     def mark_processed(self, message_ids: list[str], *, at: datetime) -> None:
-        with self.db.transaction() as conn:
+        with self.db.transaction():
             marked = sum(
-                conn.execute(
-                    "UPDATE messages SET extracted_at = ? WHERE id = ? AND extracted_at IS NULL",
-                    (iso(at), message_id),
+                self.db.execute(
+                    "UPDATE messages SET extracted_at = $at WHERE id = $id "
+                    "AND extracted_at IS NULL",
+                    {"at": iso(at), "id": message_id},
                 ).rowcount
                 for message_id in message_ids
             )
@@ -63,7 +63,7 @@ class ExtractionQueue:
                 raise AlreadyProcessed("messages were processed by another run meanwhile")
 
     def unprocessed_count(self, user_id: str) -> int:
-        return self.db.connection().execute(
-            "SELECT count(*) FROM messages WHERE user_id = ? AND extracted_at IS NULL",
-            (user_id,),
-        ).fetchone()[0]
+        return self.db.scalar(
+            "SELECT count(*) FROM messages WHERE user_id = $user AND extracted_at IS NULL",
+            {"user": user_id},
+        )

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from store._db import Database
 from store._errors import NotFound
 from store.clock import iso, new_id
-from store.facts import _LIVE as LIVE_FACT
+from store.contract import Database
+from store.facts import LIVE as LIVE_FACT
 
 RETENTION = timedelta(days=7)
 # Newest first; rowid breaks ties between sheets written in the same microsecond.
@@ -49,11 +49,11 @@ def _row_to_sheet(row) -> FactSheet:
     )
 
 
-def _prune(conn, user_id: str, now: datetime) -> int:
-    cursor = conn.execute(
-        "DELETE FROM fact_sheets WHERE user_id = ? AND created_at < ? AND id != "
-        f"(SELECT id FROM fact_sheets WHERE user_id = ? {_NEWEST_FIRST} LIMIT 1)",
-        (user_id, iso(now - RETENTION), user_id),
+def _prune(db: Database, user_id: str, now: datetime) -> int:
+    cursor = db.execute(
+        "DELETE FROM fact_sheets WHERE user_id = $user AND created_at < $before AND id != "
+        f"(SELECT id FROM fact_sheets WHERE user_id = $user {_NEWEST_FIRST} LIMIT 1)",
+        {"user": user_id, "before": iso(now - RETENTION)},
     )
     return cursor.rowcount
 
@@ -65,18 +65,18 @@ class FactSheets:
     def inputs(self, user_id: str, *, records_limit: int, now: datetime) -> SheetInputs:
         """What scoring needs: facts live at `now` and the user's `records_limit` most
         recent extraction records (of any fact: superseded ones still use up the window)."""
-        with self.db.transaction() as conn:  # one snapshot for both reads
-            facts = conn.execute(
-                f"SELECT f.id, f.category, f.fact FROM facts f WHERE f.user_id = :user "
+        with self.db.transaction():  # one snapshot for both reads
+            facts = self.db.fetch(
+                f"SELECT f.id, f.category, f.fact FROM facts f WHERE f.user_id = $user "
                 f"AND {LIVE_FACT} ORDER BY f.id",
-                {"user": user_id, "now": iso(now)},
-            ).fetchall()
-            records = conn.execute(
-                "SELECT fact_id, extracted_at FROM fact_extractions WHERE user_id = ? "
-                "ORDER BY extracted_at DESC, id DESC LIMIT ?",
-                (user_id, records_limit),
-            ).fetchall()
-        return SheetInputs([tuple(r) for r in facts], [tuple(r) for r in records])
+                {"user": user_id, "now": iso(now)}, lambda *row: row,
+            )
+            records = self.db.fetch(
+                "SELECT fact_id, extracted_at FROM fact_extractions WHERE user_id = $user "
+                "ORDER BY extracted_at DESC, id DESC LIMIT $limit",
+                {"user": user_id, "limit": records_limit}, lambda *row: row,
+            )
+        return SheetInputs(facts, records)
 
     def save(
         self,
@@ -90,37 +90,40 @@ class FactSheets:
         """Insert a sheet created at `now`, then drop this user's sheets older than the
         retention period except the latest."""
         sheet_id = new_id()
-        with self.db.transaction() as conn:
-            conn.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO fact_sheets(id, user_id, facts_json, dedup_log, fact_count, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (sheet_id, user_id, facts_json, dedup_log, fact_count, iso(now)),
+                "created_at) VALUES ($id, $user, $facts, $log, $count, $now)",
+                {"id": sheet_id, "user": user_id, "facts": facts_json, "log": dedup_log,
+                 "count": fact_count, "now": iso(now)},
             )
-            _prune(conn, user_id, now)
+            _prune(self.db, user_id, now)
         return self.get(user_id, sheet_id)
 
     def prune(self, user_id: str, *, now: datetime) -> int:
         """Delete the user's sheets older than the retention period, except the latest."""
-        with self.db.transaction() as conn:
-            return _prune(conn, user_id, now)
+        with self.db.transaction():
+            return _prune(self.db, user_id, now)
 
     def latest(self, user_id: str) -> FactSheet | None:
-        row = self.db.connection().execute(
-            f"SELECT * FROM fact_sheets WHERE user_id = ? {_NEWEST_FIRST} LIMIT 1", (user_id,)
+        row = self.db.execute(
+            f"SELECT * FROM fact_sheets WHERE user_id = $user {_NEWEST_FIRST} LIMIT 1",
+            {"user": user_id},
         ).fetchone()
         return _row_to_sheet(row) if row is not None else None
 
     def get(self, user_id: str, sheet_id: str) -> FactSheet:
         """The user's sheet `sheet_id`; another user's id is NotFound like a missing one."""
-        row = self.db.connection().execute(
-            "SELECT * FROM fact_sheets WHERE id = ? AND user_id = ?", (sheet_id, user_id)
+        row = self.db.execute(
+            "SELECT * FROM fact_sheets WHERE id = $id AND user_id = $user",
+            {"id": sheet_id, "user": user_id},
         ).fetchone()
         if row is None:
             raise NotFound(f"no fact sheet {sheet_id}")
         return _row_to_sheet(row)
 
     def list(self, user_id: str) -> list[FactSheet]:
-        rows = self.db.connection().execute(
-            f"SELECT * FROM fact_sheets WHERE user_id = ? {_NEWEST_FIRST}", (user_id,)
+        rows = self.db.execute(
+            f"SELECT * FROM fact_sheets WHERE user_id = $user {_NEWEST_FIRST}", {"user": user_id}
         ).fetchall()
         return [_row_to_sheet(row) for row in rows]

@@ -15,32 +15,29 @@ while vector search is unavailable (no sqlite-vec, dimension CONFLICT):
 from __future__ import annotations
 
 import hashlib
-import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from store import _uservec
-from store._db import Database
 from store._errors import NotFound, StoreError
-from store._uservec import UserVectors
 from store.clock import new_id, now_iso
-from store.contract import EmbedJob
+from store.contract import Database, EmbedJob
+from store.sql import GREATEST, in_list
+from store.vectors import KNN_MAX_K, Scope, VectorSpec
 
 CATEGORIES = ("core", "technical", "project", "transient")
-KNN_MAX_K = 4096  # sqlite-vec's limit for `k`, kept for the in-memory index
 FACT_MAX_CHARS = 2000
 
-# Live = not superseded and not expired; `:now` is bound by every query using it.
-_LIVE = "f.superseded_by IS NULL AND (f.valid_to IS NULL OR f.valid_to > :now)"
-# Live facts with no vector, or one made from other text.
-_UNEMBEDDED = (
-    f"FROM facts f WHERE {_LIVE} AND NOT EXISTS (SELECT 1 FROM fact_vec v "
-    "WHERE v.fact_id = f.id AND v.content_hash = f.content_hash)"
-)
-_COLUMNS = (
+# Live = not superseded and not expired; `$now` is bound by every query using it.
+LIVE = "f.superseded_by IS NULL AND (f.valid_to IS NULL OR f.valid_to > $now)"
+COLUMNS = (
     "f.id, f.user_id, f.category, f.fact, f.created_at, f.updated_at, f.superseded_by, "
     "f.valid_to, (SELECT max(e.extracted_at) FROM fact_extractions e WHERE e.fact_id = f.id)"
     " AS last_extracted_at, (SELECT count(*) FROM fact_extractions e WHERE e.fact_id = f.id)"
     " AS mention_count"
+)
+VECTORS = VectorSpec(
+    table="fact_vec", id_column="fact_id", source="facts f", alias="f", text="f.fact",
+    owner="f.user_id", live=LIVE,
 )
 
 
@@ -78,7 +75,7 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _row_to_fact(row) -> Fact:
+def row_to_fact(row) -> Fact:
     return Fact(
         id=row["id"],
         user_id=row["user_id"],
@@ -108,79 +105,80 @@ def check_fields(category: str | None, text: str | None) -> str | None:
 
 
 class Facts:
-    """SQL for `facts`, `fact_extractions` and `fact_vec`. Implements `Reindexable`."""
+    """SQL for `facts` and `fact_extractions`; vectors through the backend's index of
+    `fact_vec`. Implements `Reindexable`."""
 
-    table = "fact_vec"
+    table = VECTORS.table
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._vectors = UserVectors(db, self.table, "fact_id")
+        self._vectors = db.vectors(VECTORS)
 
     # -- plain rows ------------------------------------------------------------------
 
     def create(
-        self, user_id: str, *, category: str, fact: str, embedding: list[float] | None = None
+        self, user_id: str, *, category: str, fact: str, embedding: Sequence[float] | None = None
     ) -> Fact:
         text = check_fields(category, fact)
-        fact_id, now = new_id(), now_iso()
-        with self.db.transaction() as conn:
-            conn.execute(
+        fact_id, now, digest = new_id(), now_iso(), content_hash(text)
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO facts(id, user_id, category, fact, content_hash, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (fact_id, user_id, category, text, content_hash(text), now, now),
+                "updated_at) VALUES ($id, $user, $category, $fact, $hash, $now, $now)",
+                {"id": fact_id, "user": user_id, "category": category, "fact": text,
+                 "hash": digest, "now": now},
             )
             if embedding is not None:
-                self._vectors.put(conn, user_id, [(fact_id, embedding, content_hash(text))])
+                self._vectors.put(user_id, [(fact_id, embedding, digest)])
         return self.get(user_id, fact_id)
 
     def get(self, user_id: str, fact_id: str) -> Fact:
         """The fact (live or not); NotFound when missing or another user's."""
-        row = self.db.connection().execute(
-            f"SELECT {_COLUMNS} FROM facts f WHERE f.id = ? AND f.user_id = ?",
-            (fact_id, user_id),
+        row = self.db.execute(
+            f"SELECT {COLUMNS} FROM facts f WHERE f.id = $id AND f.user_id = $user",
+            {"id": fact_id, "user": user_id},
         ).fetchone()
         if row is None:
             raise NotFound(f"no fact {fact_id}")
-        return _row_to_fact(row)
+        return row_to_fact(row)
 
     def list(
         self, user_id: str, *, category: str | None = None, limit: int = 50, offset: int = 0
     ) -> tuple[list[Fact], int]:
         """Live facts, most recently updated first, and the total matching count."""
         check_fields(category, None)
-        where = f"f.user_id = :user AND {_LIVE}"
+        where = f"f.user_id = $user AND {LIVE}"
         if category is not None:
-            where += " AND f.category = :category"
+            where += " AND f.category = $category"
         params = {"user": user_id, "category": category, "now": now_iso(),
                   "limit": limit, "offset": offset}
-        conn = self.db.connection()
-        total = conn.execute(f"SELECT count(*) FROM facts f WHERE {where}", params).fetchone()[0]
-        rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM facts f WHERE {where} "
-            "ORDER BY f.updated_at DESC, f.id LIMIT :limit OFFSET :offset",
+        total = self.db.scalar(f"SELECT count(*) FROM facts f WHERE {where}", params)
+        rows = self.db.execute(
+            f"SELECT {COLUMNS} FROM facts f WHERE {where} "
+            "ORDER BY f.updated_at DESC, f.id LIMIT $limit OFFSET $offset",
             params,
         ).fetchall()
-        return [_row_to_fact(row) for row in rows], total
+        return [row_to_fact(row) for row in rows], total
 
     def recent(self, user_id: str, *, limit: int = 100) -> list[Fact]:
         """Live facts by last activity (latest of update and extraction), newest first."""
-        rows = self.db.connection().execute(
-            f"SELECT {_COLUMNS} FROM facts f WHERE f.user_id = :user AND {_LIVE} "
-            "ORDER BY max(f.updated_at, coalesce(last_extracted_at, '')) DESC, f.id "
-            "LIMIT :limit",
+        rows = self.db.execute(
+            f"SELECT * FROM (SELECT {COLUMNS} FROM facts f WHERE f.user_id = $user AND {LIVE})"
+            f" r ORDER BY {GREATEST[self.db.dialect]}(r.updated_at, "
+            "coalesce(r.last_extracted_at, '')) DESC, r.id LIMIT $limit",
             {"user": user_id, "now": now_iso(), "limit": limit},
         ).fetchall()
-        return [_row_to_fact(row) for row in rows]
+        return [row_to_fact(row) for row in rows]
 
     def find_live(self, user_id: str, fact: str) -> Fact | None:
         """The user's live fact with exactly this (stripped) text, if any: extraction
         turns a repeated "new" fact into a mention of the existing one."""
-        row = self.db.connection().execute(
-            f"SELECT {_COLUMNS} FROM facts f WHERE f.user_id = :user AND {_LIVE} "
-            "AND f.content_hash = :hash ORDER BY f.created_at, f.id LIMIT 1",
+        row = self.db.execute(
+            f"SELECT {COLUMNS} FROM facts f WHERE f.user_id = $user AND {LIVE} "
+            "AND f.content_hash = $hash ORDER BY f.created_at, f.id LIMIT 1",
             {"user": user_id, "now": now_iso(), "hash": content_hash(fact.strip())},
         ).fetchone()
-        return _row_to_fact(row) if row is not None else None
+        return row_to_fact(row) if row is not None else None
 
     def update(
         self,
@@ -189,118 +187,103 @@ class Facts:
         *,
         category: str | None = None,
         fact: str | None = None,
-        embedding: list[float] | None = None,
+        embedding: Sequence[float] | None = None,
     ) -> Fact:
         """Change category and/or text. `embedding` is the new text's vector, if known."""
         text = check_fields(category, fact)
         current = self.get(user_id, fact_id)
         new_text = current.fact if text is None else text
         new_hash = content_hash(new_text)
-        with self.db.transaction() as conn:
-            conn.execute(
-                "UPDATE facts SET category = ?, fact = ?, content_hash = ?, updated_at = ? "
-                "WHERE id = ? AND user_id = ?",
-                (category or current.category, new_text, new_hash, now_iso(), fact_id, user_id),
+        with self.db.transaction():
+            self.db.execute(
+                "UPDATE facts SET category = $category, fact = $fact, content_hash = $hash, "
+                "updated_at = $now WHERE id = $id AND user_id = $user",
+                {"category": category or current.category, "fact": new_text, "hash": new_hash,
+                 "now": now_iso(), "id": fact_id, "user": user_id},
             )
             if embedding is not None:
-                self._vectors.put(conn, user_id, [(fact_id, embedding, new_hash)])
+                self._vectors.put(user_id, [(fact_id, embedding, new_hash)])
             elif new_text != current.fact:
-                self._vectors.drop(conn, fact_id, user_id)
+                self._vectors.drop([fact_id], user_id=user_id)
         return self.get(user_id, fact_id)
 
     def delete(self, user_id: str, fact_id: str) -> None:
         """Delete the fact, its extraction records and its vector."""
-        with self.db.transaction() as conn:
-            cursor = conn.execute(
-                "DELETE FROM facts WHERE id = ? AND user_id = ?", (fact_id, user_id)
+        with self.db.transaction():
+            cursor = self.db.execute(
+                "DELETE FROM facts WHERE id = $id AND user_id = $user",
+                {"id": fact_id, "user": user_id},
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no fact {fact_id}")
-            self._vectors.drop(conn, fact_id, user_id)
+            self._vectors.drop([fact_id], user_id=user_id)
 
     def record_extraction(
         self, fact_id: str, user_id: str, *, message_id: str | None, extracted_at: str
     ) -> None:
         """Note that extraction (re)found this fact: one more mention."""
-        with self.db.transaction() as conn:
-            cursor = conn.execute(
+        with self.db.transaction():
+            cursor = self.db.execute(
                 "INSERT INTO fact_extractions(fact_id, user_id, message_id, extracted_at) "
-                "SELECT id, user_id, ?, ? FROM facts WHERE id = ? AND user_id = ?",
-                (message_id, extracted_at, fact_id, user_id),
+                "SELECT id, user_id, $message, $at FROM facts WHERE id = $id AND user_id = $user",
+                {"message": message_id, "at": extracted_at, "id": fact_id, "user": user_id},
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no fact {fact_id}")
 
     def supersede(self, old_id: str, *, by_id: str, at: str) -> None:
         """Mark `old_id` replaced by `by_id` (same user) from `at`; its vector goes."""
-        with self.db.transaction() as conn:
-            cursor = conn.execute(
-                "UPDATE facts SET superseded_by = :by, valid_to = :at WHERE id = :old "
-                "AND :old != :by AND user_id = (SELECT user_id FROM facts WHERE id = :by)",
+        with self.db.transaction():
+            cursor = self.db.execute(
+                "UPDATE facts SET superseded_by = $by, valid_to = $at WHERE id = $old "
+                "AND id != $by AND user_id = (SELECT user_id FROM facts WHERE id = $by)",
                 {"old": old_id, "by": by_id, "at": at},
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no fact {old_id} of the same user as {by_id}")
-            user_id = conn.execute("SELECT user_id FROM facts WHERE id = ?", (old_id,)).fetchone()
-            self._vectors.drop(conn, old_id, user_id[0])
+            user_id = self.db.scalar("SELECT user_id FROM facts WHERE id = $id", {"id": old_id})
+            self._vectors.drop([old_id], user_id=user_id)
 
     # -- vectors (Reindexable) ---------------------------------------------------------
 
     def unembedded(self, *, limit: int) -> list[EmbedJob]:
         """Live facts without a vector or with one made from other text."""
-        conn = self.db.require_vectors()
-        rows = conn.execute(
-            f"SELECT f.id, f.fact, f.content_hash {_UNEMBEDDED} ORDER BY f.id LIMIT :limit",
-            {"now": now_iso(), "limit": limit},
-        ).fetchall()
-        return [EmbedJob(row["id"], row["fact"], row["content_hash"]) for row in rows]
+        return self._vectors.unembedded(limit=limit)
 
     def pending_count(self) -> int:
         """How many facts `unembedded` would return without a limit (progress bars)."""
-        conn = self.db.require_vectors()
-        return conn.execute(
-            f"SELECT count(*) {_UNEMBEDDED}", {"now": now_iso()}
-        ).fetchone()[0]
+        return self._vectors.pending_count()
 
-    def save_embeddings(self, items: list[tuple[EmbedJob, list[float]]]) -> None:
+    def save_embeddings(self, items: list[tuple[EmbedJob, Sequence[float]]]) -> None:
         """Store vectors for jobs whose fact still has the text they were made from."""
-        self.db.require_vectors()
-        with self.db.transaction() as conn:
-            by_user: dict[str, list] = {}
-            for job, vector in items:
-                row = conn.execute(
-                    "SELECT user_id FROM facts WHERE id = ? AND content_hash = ?",
-                    (job.row_id, job.content_hash),
-                ).fetchone()
-                if row is not None:  # else changed or deleted meanwhile: skip
-                    by_user.setdefault(row["user_id"], []).append(
-                        (job.row_id, vector, job.content_hash))
-            for user_id, rows in by_user.items():
-                self._vectors.put(conn, user_id, rows)
+        self._vectors.save(items)
 
     def search_by_vector(
-        self, user_id: str, vector: list[float], *, limit: int = 10, max_distance: float = 1.0
+        self, user_id: str, vector: Sequence[float], *, limit: int = 10,
+        max_distance: float = 1.0,
     ) -> list[FactHit]:
         """The user's live facts nearest to `vector`, closest first, within max_distance."""
-        # Expired facts may still hold vectors and are filtered after the KNN:
-        # over-fetch so they rarely cost a result.
-        k = min(KNN_MAX_K, max(1, limit) * 2 + 10)
-        nearest = self._vectors.nearest(user_id, vector, k)
-        rows = self.db.connection().execute(
-            # A vector made from other text (left while vectors were off) never matches.
-            f"WITH knn AS ({_uservec.KNN_ROWS}) SELECT {_COLUMNS}, knn.distance FROM knn "
-            "JOIN facts f ON f.id = knn.id AND f.content_hash = knn.content_hash "
-            f"WHERE knn.distance <= :max AND f.user_id = :user AND {_LIVE} "
-            "ORDER BY knn.distance, f.id LIMIT :limit",
-            {"knn": json.dumps(nearest), "user": user_id, "max": max_distance,
-             "now": now_iso(), "limit": limit},
+        # Expired facts may still hold vectors; the in-memory copy filters them after
+        # the KNN: over-fetch so they rarely cost a result.
+        now = now_iso()
+        nearest = self._vectors.nearest(
+            vector, k=min(KNN_MAX_K, max(1, limit) * 2 + 10),
+            scope=Scope(user_id=user_id, where=f"f.user_id = $user AND {LIVE}",
+                        params={"user": user_id, "now": now}))
+        close = {row_id: (distance, digest) for row_id, distance, digest in nearest
+                 if distance <= max_distance}
+        if not close:
+            return []
+        ids, params = in_list("id", close)
+        rows = self.db.execute(
+            f"SELECT {COLUMNS}, f.content_hash AS hash FROM facts f WHERE f.id IN {ids} "
+            f"AND f.user_id = $user AND {LIVE}",
+            {**params, "user": user_id, "now": now},
         ).fetchall()
-        return [FactHit(_row_to_fact(row), float(row["distance"])) for row in rows]
+        # A vector made from other text (left while vectors were off) never matches.
+        hits = [FactHit(row_to_fact(row), close[row["id"]][0]) for row in rows
+                if close[row["id"]][1] == row["hash"]]
+        return sorted(hits, key=lambda hit: (hit.distance, hit.fact.id))[:limit]
 
     def vector_count(self, user_id: str | None = None) -> int:
-        conn = self.db.require_vectors()
-        if user_id is None:
-            return conn.execute("SELECT count(*) FROM fact_vec").fetchone()[0]
-        return conn.execute(
-            "SELECT count(*) FROM fact_vec WHERE user_id = ?", (user_id,)
-        ).fetchone()[0]
+        return self._vectors.count(user_id)

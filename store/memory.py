@@ -11,28 +11,29 @@ Injection order and budgets are not decided here but in context/memory.py.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from store import _uservec
-from store._db import Connection, Database
 from store._errors import NotFound
-from store._uservec import UserVectors
 from store.clock import new_id, now_iso
-from store.contract import EmbedJob
+from store.contract import Database, EmbedJob
+from store.sql import in_list
+from store.vectors import KNN_MAX_K, Scope, VectorSpec
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")
 SCOPES = ("global", "project")
-ORIGINS = ("manual", "learned")
-KNN_MAX_K = 4096  # sqlite-vec 0.1.9's limit for k, kept for the in-memory index
 
-_COLUMNS = (
+COLUMNS = (
     "m.id, m.user_id, m.type, m.scope, m.project_id, m.origin, m.content, "
     "m.created_at, m.updated_at"
 )
 # Memories that apply in a project: every global one plus that project's own.
-_APPLIES = "(m.scope = 'global' OR m.project_id = ?)"
+APPLIES = "(m.scope = 'global' OR m.project_id = $project)"
+VECTORS = VectorSpec(
+    table="user_memory_vec", id_column="memory_id", source="user_memory m", alias="m",
+    text="m.content", owner="m.user_id", live="m.deleted_at IS NULL",
+    keep="m.deleted_at IS NULL",
+)
 
 
 @dataclass(frozen=True)
@@ -60,36 +61,14 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
-def _memories(conn: Connection, sql: str, params: tuple) -> list[Memory]:
-    # A plain tuple factory: building sqlite3.Row objects first doubles the cost.
-    cursor = conn.cursor()
-    cursor.row_factory = lambda _, row: Memory(*row)
-    return cursor.execute(sql, params).fetchall()
-
-
-def _bump_version(conn: Connection, user_id: str) -> None:
-    conn.execute(
-        "INSERT INTO user_memory_versions(user_id, version) VALUES (?, 1) "
-        "ON CONFLICT(user_id) DO UPDATE SET version = user_memory_versions.version + 1",
-        (user_id,),
-    )
-
-
-def _version(conn: Connection, user_id: str) -> int:
-    row = conn.execute(
-        "SELECT version FROM user_memory_versions WHERE user_id = ?", (user_id,)
-    ).fetchone()
-    return 0 if row is None else row[0]
-
-
 class Memories:
     """One user's memories; every method takes the owner, so a foreign id is NotFound."""
 
-    table = "user_memory_vec"
+    table = VECTORS.table
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._vectors = UserVectors(db, self.table, "memory_id")
+        self._vectors = db.vectors(VECTORS)
 
     # -- writes ------------------------------------------------------------------------
 
@@ -106,15 +85,18 @@ class Memories:
     ) -> Memory:
         """Insert a memory; with `embedding` (of `content`) its vector row too."""
         memory_id, now, digest = new_id(), now_iso(), content_hash(content)
-        with self.db.transaction() as conn:
-            conn.execute(
+        with self.db.transaction():
+            self.db.execute(
                 "INSERT INTO user_memory(id, user_id, type, scope, project_id, origin, content, "
-                "content_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (memory_id, user_id, type, scope, project_id, origin, content, digest, now, now),
+                "content_hash, created_at, updated_at) VALUES ($id, $user, $type, $scope, "
+                "$project, $origin, $content, $hash, $now, $now)",
+                {"id": memory_id, "user": user_id, "type": type, "scope": scope,
+                 "project": project_id, "origin": origin, "content": content, "hash": digest,
+                 "now": now},
             )
             if embedding is not None:
-                self._vectors.put(conn, user_id, [(memory_id, embedding, digest)])
-            _bump_version(conn, user_id)
+                self._vectors.put(user_id, [(memory_id, embedding, digest)])
+            self._bump_version(user_id)
         return self.get(user_id, memory_id)
 
     def update(
@@ -131,127 +113,109 @@ class Memories:
         """Replace a live memory's fields. New content without `embedding` drops the
         vector row (left for backfill) rather than letting it match the old text."""
         digest = content_hash(content)
-        with self.db.transaction() as conn:
-            row = conn.execute(
+        with self.db.transaction():
+            before = self.db.scalar(
                 "SELECT content_hash FROM user_memory "
-                "WHERE id = ? AND user_id = ? AND deleted_at IS NULL",
-                (memory_id, user_id),
-            ).fetchone()
-            if row is None:
+                "WHERE id = $id AND user_id = $user AND deleted_at IS NULL",
+                {"id": memory_id, "user": user_id},
+            )
+            if before is None:
                 raise NotFound(f"no memory {memory_id}")
-            conn.execute(
-                "UPDATE user_memory SET type = ?, scope = ?, project_id = ?, content = ?, "
-                "content_hash = ?, updated_at = ? WHERE id = ?",
-                (type, scope, project_id, content, digest, now_iso(), memory_id),
+            self.db.execute(
+                "UPDATE user_memory SET type = $type, scope = $scope, project_id = $project, "
+                "content = $content, content_hash = $hash, updated_at = $now WHERE id = $id",
+                {"type": type, "scope": scope, "project": project_id, "content": content,
+                 "hash": digest, "now": now_iso(), "id": memory_id},
             )
             if embedding is not None:
-                self._vectors.put(conn, user_id, [(memory_id, embedding, digest)])
-            elif row["content_hash"] != digest:
-                self._vectors.drop(conn, memory_id, user_id)
-            _bump_version(conn, user_id)
+                self._vectors.put(user_id, [(memory_id, embedding, digest)])
+            elif before != digest:
+                self._vectors.drop([memory_id], user_id=user_id)
+            self._bump_version(user_id)
         return self.get(user_id, memory_id)
 
     def delete(self, user_id: str, memory_id: str) -> None:
         """Soft delete: the row stays as a tombstone, its vector goes at once."""
         now = now_iso()
-        with self.db.transaction() as conn:
-            cursor = conn.execute(
-                "UPDATE user_memory SET deleted_at = ?, updated_at = ? "
-                "WHERE id = ? AND user_id = ? AND deleted_at IS NULL",
-                (now, now, memory_id, user_id),
+        with self.db.transaction():
+            cursor = self.db.execute(
+                "UPDATE user_memory SET deleted_at = $now, updated_at = $now "
+                "WHERE id = $id AND user_id = $user AND deleted_at IS NULL",
+                {"now": now, "id": memory_id, "user": user_id},
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no memory {memory_id}")
-            self._vectors.drop(conn, memory_id, user_id)
-            _bump_version(conn, user_id)
+            self._vectors.drop([memory_id], user_id=user_id)
+            self._bump_version(user_id)
+
+    def _bump_version(self, user_id: str) -> None:
+        self.db.execute(
+            "INSERT INTO user_memory_versions(user_id, version) VALUES ($user, 1) "
+            "ON CONFLICT(user_id) DO UPDATE SET version = user_memory_versions.version + 1",
+            {"user": user_id},
+        )
 
     # -- reads -------------------------------------------------------------------------
 
+    def _memories(self, where: str, params: dict) -> list[Memory]:
+        # Positional rows straight into Memory: a mapping row per row doubles the cost.
+        return self.db.fetch(
+            f"SELECT {COLUMNS} FROM user_memory m WHERE m.user_id = $user "
+            f"AND m.deleted_at IS NULL AND {where} ORDER BY m.id", params, Memory)
+
     def get(self, user_id: str, memory_id: str) -> Memory:
-        found = _memories(
-            self.db.connection(),
-            f"SELECT {_COLUMNS} FROM user_memory m "
-            "WHERE m.id = ? AND m.user_id = ? AND m.deleted_at IS NULL",
-            (memory_id, user_id),
-        )
+        found = self._memories("m.id = $id", {"user": user_id, "id": memory_id})
         if not found:
             raise NotFound(f"no memory {memory_id}")
         return found[0]
 
     def list(self, user_id: str, *, project_id: str | None = None) -> list[Memory]:
         """Live memories: all of them, or those that apply in `project_id`."""
-        sql = f"SELECT {_COLUMNS} FROM user_memory m WHERE m.user_id = ? AND m.deleted_at IS NULL"
-        params: tuple = (user_id,)
-        if project_id is not None:
-            sql += f" AND {_APPLIES}"
-            params += (project_id,)
-        return _memories(self.db.connection(), sql + " ORDER BY m.id", params)
+        where = "TRUE" if project_id is None else APPLIES
+        return self._memories(where, {"user": user_id, "project": project_id})
 
     def snapshot(self, user_id: str, project_id: str | None) -> MemorySnapshot:
         """What applies in `project_id` (global only when None) plus the version,
-        read in one transaction so the two agree."""
-        conn = self.db.connection()
-        conn.execute("BEGIN")
-        try:
-            memories = _memories(
-                conn,
-                f"SELECT {_COLUMNS} FROM user_memory m "
-                f"WHERE m.user_id = ? AND m.deleted_at IS NULL AND {_APPLIES} ORDER BY m.id",
-                (user_id, project_id),
-            )
-            version = _version(conn, user_id)
-        finally:
-            conn.execute("COMMIT")
+        read in one snapshot so the two agree."""
+        with self.db.snapshot():
+            memories = self._memories(APPLIES, {"user": user_id, "project": project_id})
+            version = self.version(user_id)
         return MemorySnapshot(memories, version)
 
     def version(self, user_id: str) -> int:
         """Changes with every create, update and delete of the user's memory."""
-        return _version(self.db.connection(), user_id)
+        found = self.db.scalar(
+            "SELECT version FROM user_memory_versions WHERE user_id = $user", {"user": user_id})
+        return found or 0
 
     def recall(
         self, user_id: str, vector: Sequence[float], *, k: int, project_id: str | None
     ) -> list[tuple[Memory, float]]:
         """The user's `k` nearest vectors (cosine), kept when their memory is live,
         applies in `project_id` and still has the content the vector was made from.
-        Filters apply after top-k (vec0), so fewer than `k` may come back."""
-        nearest = self._vectors.nearest(user_id, vector, max(1, min(k, KNN_MAX_K)))
-        cursor = self.db.connection().cursor()
-        cursor.row_factory = lambda _, row: (Memory(*row[:-1]), float(row[-1]))
-        return cursor.execute(
-            # A vector made from other content (left while vectors were off) never matches.
-            f"WITH knn AS ({_uservec.KNN_ROWS}) SELECT {_COLUMNS}, knn.distance FROM knn "
-            "JOIN user_memory m ON m.id = knn.id AND m.content_hash = knn.content_hash "
-            "WHERE m.user_id = :user AND m.deleted_at IS NULL "
-            "AND (m.scope = 'global' OR m.project_id = :project) ORDER BY knn.distance, m.id",
-            {"knn": json.dumps(nearest), "user": user_id, "project": project_id},
-        ).fetchall()
+        On SQLite the filters apply after top-k, so fewer than `k` may come back."""
+        where = f"m.user_id = $user AND m.deleted_at IS NULL AND {APPLIES}"
+        params = {"user": user_id, "project": project_id}
+        nearest = self._vectors.nearest(
+            vector, k=max(1, min(k, KNN_MAX_K)),
+            scope=Scope(user_id=user_id, where=where, params=params))
+        found = {row_id: (distance, digest) for row_id, distance, digest in nearest}
+        if not found:
+            return []
+        ids, id_params = in_list("id", found)
+        rows = self.db.fetch(
+            f"SELECT {COLUMNS}, m.content_hash FROM user_memory m WHERE m.id IN {ids} "
+            f"AND {where}", {**params, **id_params}, lambda *row: row)
+        # A vector made from other content (left while vectors were off) never matches.
+        hits = [(Memory(*row[:-1]), found[row[0]][0]) for row in rows
+                if found[row[0]][1] == row[-1]]
+        return sorted(hits, key=lambda hit: (hit[1], hit[0].id))
 
     # -- Reindexable -------------------------------------------------------------------
 
     def unembedded(self, *, limit: int) -> list[EmbedJob]:
-        rows = self.db.require_vectors().execute(
-            "SELECT m.id, m.content, m.content_hash FROM user_memory m "
-            "LEFT JOIN user_memory_vec v ON v.memory_id = m.id "
-            "WHERE m.deleted_at IS NULL "
-            "AND (v.memory_id IS NULL OR v.content_hash != m.content_hash) "
-            "ORDER BY m.id LIMIT ?",
-            (limit,),
-        ).fetchall()
-        return [EmbedJob(row["id"], row["content"], row["content_hash"]) for row in rows]
+        return self._vectors.unembedded(limit=limit)
 
-    def save_embeddings(self, items: list[tuple[EmbedJob, list[float]]]) -> None:
+    def save_embeddings(self, items: list[tuple[EmbedJob, Sequence[float]]]) -> None:
         """Store vectors for jobs whose memory is still live with the same content."""
-        self.db.require_vectors()
-        with self.db.transaction() as conn:
-            by_user: dict[str, list] = {}
-            for job, vector in items:
-                row = conn.execute(
-                    "SELECT user_id FROM user_memory "
-                    "WHERE id = ? AND content_hash = ? AND deleted_at IS NULL",
-                    (job.row_id, job.content_hash),
-                ).fetchone()
-                if row is not None:
-                    by_user.setdefault(row["user_id"], []).append(
-                        (job.row_id, vector, job.content_hash))
-            for user_id, rows in by_user.items():
-                self._vectors.put(conn, user_id, rows)
+        self._vectors.save(items)

@@ -12,9 +12,9 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from store._db import Database, IntegrityError
-from store._errors import NotFound, StoreError
+from store._errors import ConstraintViolation, NotFound, StoreError
 from store.clock import new_id, now_iso
+from store.contract import Database
 
 
 @dataclass(frozen=True)
@@ -58,40 +58,36 @@ class Users:
         token_id, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
         user_id = new_id()
         try:
-            with self.db.transaction() as conn:
-                conn.execute(
+            with self.db.transaction():
+                self.db.execute(
                     "INSERT INTO users(id, name, is_admin, token_id, token_hash, timezone, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (user_id, name, int(admin), token_id, hash_secret(secret), timezone,
-                     now_iso()),
+                    "created_at) VALUES ($id, $name, $admin, $token, $hash, $tz, $now)",
+                    {"id": user_id, "name": name, "admin": int(admin), "token": token_id,
+                     "hash": hash_secret(secret), "tz": timezone, "now": now_iso()},
                 )
-        except IntegrityError:
+        except ConstraintViolation:
             raise UserExists(f"user {name!r} exists already") from None
         return self.get(user_id), f"{token_id}.{secret}"
 
     def get(self, user_id: str) -> User:
-        row = self.db.connection().execute(
-            "SELECT * FROM users WHERE id = ?", (user_id,)
-        ).fetchone()
+        row = self.db.execute("SELECT * FROM users WHERE id = $id", {"id": user_id}).fetchone()
         if row is None:
             raise NotFound(f"no user {user_id}")
         return _row_to_user(row)
 
     def list(self) -> list[User]:
-        rows = self.db.connection().execute("SELECT * FROM users ORDER BY name, id").fetchall()
+        rows = self.db.execute("SELECT * FROM users ORDER BY name, id").fetchall()
         return [_row_to_user(row) for row in rows]
 
     def revoke(self, name: str) -> User:
-        with self.db.transaction() as conn:
-            cursor = conn.execute(
-                "UPDATE users SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
-                (now_iso(), name),
+        with self.db.transaction():
+            cursor = self.db.execute(
+                "UPDATE users SET revoked_at = $now WHERE name = $name AND revoked_at IS NULL",
+                {"now": now_iso(), "name": name},
             )
         if cursor.rowcount == 0:
             raise NotFound(f"no active user named {name!r}")
-        row = self.db.connection().execute(
-            "SELECT * FROM users WHERE name = ?", (name,)
-        ).fetchone()
+        row = self.db.execute("SELECT * FROM users WHERE name = $name", {"name": name}).fetchone()
         return _row_to_user(row)
 
     def authenticate(self, token: str) -> User | None:
@@ -99,8 +95,9 @@ class Users:
         token_id, sep, secret = token.partition(".")
         if not sep or not token_id or not secret:
             return None
-        row = self.db.connection().execute(
-            "SELECT * FROM users WHERE token_id = ? AND revoked_at IS NULL", (token_id,)
+        row = self.db.execute(
+            "SELECT * FROM users WHERE token_id = $token AND revoked_at IS NULL",
+            {"token": token_id},
         ).fetchone()
         # Compare even when the row is missing so timing does not reveal valid ids.
         expected = row["token_hash"] if row is not None else hash_secret("")

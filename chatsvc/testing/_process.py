@@ -55,9 +55,9 @@ class ServiceProcess:
 
     def add_user(self, name: str, *, admin: bool = False) -> str:
         """A user created in the service's database file; returns its token."""
-        from store import Database, Users
+        from store import SqliteDatabase, Users
 
-        db = Database(self.settings.database_path, embed_model=self.settings.embed_model,
+        db = SqliteDatabase(self.settings.database_path, embed_model=self.settings.embed_model,
                       embed_dim=self.settings.embed_dim,
                       sqlite_vec_path=self.settings.sqlite_vec_path)
         try:

@@ -49,11 +49,11 @@ async def score_modes(services, queries, entries) -> dict[str, list[dict]]:
 
 
 def score_tokenizers(services, queries) -> dict[str, list[dict]]:
-    rows = services.db.connection().execute(
+    rows = services.db.execute(
         "SELECT e.source_id, e.title, c.content FROM knowledge_chunks c "
         "JOIN knowledge_entries e ON e.id = c.entry_id ORDER BY c.seq"
     ).fetchall()
-    texts = [(row[0], f"{row[1]}\n{row[2]}") for row in rows]
+    texts = [(row["source_id"], f"{row['title']}\n{row['content']}") for row in rows]
     result = {}
     for name in tokenizers.VARIANTS:
         variant = tokenizers.Variant(name, texts)
@@ -88,8 +88,7 @@ async def run() -> dict:
             chunks = services.knowledge.knowledge.stats(viewer_id="eval")
             modes = await score_modes(services, queries, entries)
             fts = score_tokenizers(services, queries)
-            chunk_count = services.db.connection().execute(
-                "SELECT count(*) FROM knowledge_chunks").fetchone()[0]
+            chunk_count = services.db.scalar("SELECT count(*) FROM knowledge_chunks")
         finally:
             await services.aclose()
     return {

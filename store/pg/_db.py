@@ -1,34 +1,48 @@
-"""PostgreSQL + pgvector: the same `Database` surface as store/_db.py, for several replicas.
+"""PostgreSQL + pgvector: the same `store.contract.Database` as SQLite's, for several replicas.
 
-Every thread gets its own connection (the stores are synchronous and run in
-worker threads, as with SQLite). Migrations (store/pg/migrations, numbered like
-SQLite's) and the vector tables are created at start-up under one advisory lock,
-so replicas starting together do not race. Vector tables are derived, recorded
-in `meta` with their model and dimension, and a mismatch is a CONFLICT exactly
-like SQLite's. Background jobs take per-user advisory locks (`job_lock`).
+psycopg 3 is used natively: queries are rendered to its `%(name)s` placeholders
+(store/sql.py), rows come back as dicts, parameters bind server-side (vectors in
+binary), and driver errors are mapped to store exceptions. Every thread gets its
+own connection (the stores are synchronous and run in worker threads, as with
+SQLite). Migrations (store/pg/migrations, numbered like SQLite's) and the vector
+tables are created at start-up under one advisory lock, so replicas starting
+together do not race. Vector tables are derived, recorded in `meta` with their
+model and dimension, and a mismatch is a CONFLICT exactly like SQLite's.
+Background jobs take per-user advisory locks (`job_lock`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from store import _meta, _migrations, _vectors
-from store._db import PerThreadConnections
-from store._errors import VectorUnavailable
+import psycopg
+from psycopg import pq
+from psycopg.rows import args_row, dict_row
+
+from store import _meta, _migrations
+from store._errors import ConstraintViolation, QueryFailed, VectorUnavailable
+from store._handle import Handle
 from store.contract import VectorState, VectorStatus
-from store.pg._conn import Connection
+from store.pg import _vectors
+from store.pg._vectors import PgVectors
+from store.sql import POSTGRESQL
+from store.vectors import VectorSpec
 
 log = logging.getLogger("chatsvc.store")
 
 STARTUP_LOCK = 7_424_220_011  # pg_advisory_lock key for migrations + vector tables
 EF_SEARCH = 100  # HNSW candidate list per query (pgvector default 40)
+# READ COMMITTED: a write that waited for another replica's lock on a row re-checks
+# its WHERE against the committed row (`WHERE extracted_at IS NULL` then matches
+# nothing) instead of failing with a serialization error.
 WRITE_TRANSACTION = "BEGIN ISOLATION LEVEL READ COMMITTED"
 BUILD_MEMORY = "512MB"  # an HNSW build spilling out of maintenance_work_mem is much slower
 
-# name -> DDL with {dim}; same names and columns as SQLite's vec0 tables.
+# name -> DDL with {dim}; same names and columns as SQLite's vector tables.
 VECTOR_TABLES: dict[str, str] = {
     "fact_vec": (
         "CREATE TABLE IF NOT EXISTS fact_vec (fact_id TEXT PRIMARY KEY REFERENCES facts(id) "
@@ -65,10 +79,23 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PgDatabase(PerThreadConnections):
-    """One PostgreSQL database. Same public surface as `store.Database`."""
+@contextmanager
+def _mapped() -> Iterator[None]:
+    try:
+        yield
+    except psycopg.IntegrityError as exc:
+        raise ConstraintViolation(str(exc)) from exc
+    except psycopg.OperationalError as exc:
+        raise QueryFailed(str(exc)) from exc
 
-    dialect = "postgresql"
+
+class PgDatabase(Handle):
+    """One PostgreSQL database (schema chosen by the URL's search_path)."""
+
+    dialect = POSTGRESQL
+    write_begin = WRITE_TRANSACTION
+    # One snapshot for several reads, as SQLite's deferred BEGIN gives.
+    read_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ"
 
     def __init__(self, url: str, *, embed_model: str, embed_dim: int) -> None:
         self.url = url
@@ -77,103 +104,88 @@ class PgDatabase(PerThreadConnections):
         self.embed_dim = embed_dim
         self._init_connections()
         with self._startup_lock() as conn:
-            applied = self._migrate(conn)
+            applied = _migrations.apply(
+                conn, package="store.pg.migrations", begin=WRITE_TRANSACTION,
+                run=lambda c, sql: c.execute(sql), dialect=POSTGRESQL,
+            )
             self.vector_state = self._prepare_vectors(conn)
         if applied:
             log.info("postgresql migrations applied: %s", ", ".join(applied))
 
     # -- connections ---------------------------------------------------------------
 
-    def _open(self) -> Connection:
-        conn = Connection(self.url)
+    def _connect(self) -> psycopg.Connection:
+        with _mapped():
+            return psycopg.connect(self.url, autocommit=True)
+
+    def _open(self) -> psycopg.Connection:
+        conn = self._connect()
         # Filters (user, visibility) run inside the HNSW scan, which keeps going
         # until enough rows pass them (pgvector >= 0.8), instead of cutting short.
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
         conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+        _vectors.register(conn)
         return conn
 
-    def _usable(self, conn: Connection) -> bool:
-        return not conn.raw.closed  # the server may drop idle connections
+    def _usable(self, conn: psycopg.Connection) -> bool:
+        return not conn.closed  # the server may drop idle connections
 
-    @contextmanager
-    def transaction(self) -> Iterator[Connection]:
-        """BEGIN ... COMMIT (a SAVEPOINT when nested), ROLLBACK on error.
+    def _cursor(self, conn: psycopg.Connection, make: Callable[..., Any] | None) -> Any:
+        return conn.cursor(row_factory=dict_row if make is None else args_row(make))
 
-        READ COMMITTED: a write that waited for another replica's lock on a row
-        re-checks its WHERE against the committed row (`WHERE extracted_at IS NULL`
-        then matches nothing) instead of failing with a serialization error.
-        """
-        conn = self.connection()
-        nested = conn.in_transaction
-        conn.execute("SAVEPOINT nested" if nested else WRITE_TRANSACTION)
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK TO nested" if nested else "ROLLBACK")
-            if nested:
-                conn.execute("RELEASE nested")
-            raise
-        conn.execute("RELEASE nested" if nested else "COMMIT")
+    def _mapped_errors(self):
+        return _mapped()
+
+    def _in_transaction(self, conn: psycopg.Connection) -> bool:
+        return conn.info.transaction_status != pq.TransactionStatus.IDLE
 
     def describe(self) -> str:
-        conn = self.connection()
-        version = conn.execute("SHOW server_version").fetchone()[0]
-        schema = _meta.get(conn, "schema_version")
+        version = self.scalar("SHOW server_version")
+        schema = self.scalar("SELECT value FROM meta WHERE key = 'schema_version'")
         return f"postgresql {version}, schema v{schema}"
 
     # -- start-up ------------------------------------------------------------------
 
     @contextmanager
-    def _startup_lock(self) -> Iterator[Connection]:
-        conn = Connection(self.url)
+    def _startup_lock(self) -> Iterator[psycopg.Connection]:
+        conn = self._connect()
         try:
-            conn.execute("SELECT pg_advisory_lock(?)", (STARTUP_LOCK,))
+            conn.execute("SELECT pg_advisory_lock(%s)", (STARTUP_LOCK,))
             yield conn
         finally:
             conn.close()  # ends the session, which releases the lock
 
-    def _migrate(self, conn: Connection) -> list[str]:
-        return _migrations.apply(
-            conn, package="store.pg.migrations", begin=WRITE_TRANSACTION,
-            run=lambda c, sql: c.raw.execute(sql),  # several statements, no parameters
-        )
-
     # -- vectors -----------------------------------------------------------------------
 
-    def _prepare_vectors(self, conn: Connection) -> VectorState:
-        recorded = _vectors.recorded_model(conn)
+    def vectors(self, spec: VectorSpec, *, rescore: int = 400) -> PgVectors:
+        """`rescore` tunes SQLite's in-memory copy; HNSW has its own (ef_search)."""
+        return PgVectors(self, spec)
+
+    def _prepare_vectors(self, conn: psycopg.Connection) -> VectorState:
+        recorded = _meta.recorded_model(conn, dialect=POSTGRESQL)
         if recorded is not None and recorded != (self.embed_model, self.embed_dim):
-            model, dim = recorded
-            return VectorState(
-                VectorStatus.CONFLICT,
-                f"CONFLICT: vectors were built with {model} ({dim}-d) but the configured "
-                f"model is {self.embed_model} ({self.embed_dim}-d); run `chatsvc reindex`",
-            )
-        conn.execute(WRITE_TRANSACTION)
-        for ddl in VECTOR_TABLES.values():
-            conn.raw.execute(ddl.format(dim=self.embed_dim))
-        _meta.put(conn, "embedding_model", self.embed_model)
-        _meta.put(conn, "embedding_dim", str(self.embed_dim))
-        conn.execute("COMMIT")
+            return VectorState(VectorStatus.CONFLICT,
+                               _meta.conflict_detail(recorded, self.embed_model, self.embed_dim))
+        with conn.transaction():
+            for ddl in VECTOR_TABLES.values():
+                conn.execute(ddl.format(dim=self.embed_dim))
+            _meta.record_model(conn, self.embed_model, self.embed_dim, dialect=POSTGRESQL)
         version = conn.execute(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
         ).fetchone()[0]
         return VectorState(VectorStatus.OK, f"pgvector {version}, {self.embed_dim}-d, HNSW")
 
-    def require_vectors(self) -> Connection:
+    def require_vectors(self) -> None:
         if not self.vector_state.ok:
             raise VectorUnavailable(self.vector_state.detail)
-        return self.connection()
 
     def reset_vectors(self) -> None:
         """Drop every vector table and recreate it for the configured model (reindex)."""
         with self._startup_lock() as conn:
-            conn.execute(WRITE_TRANSACTION)
-            for name in VECTOR_TABLES:
-                conn.execute(f"DROP TABLE IF EXISTS {name}")
-            _meta.delete(conn, "embedding_model")
-            _meta.delete(conn, "embedding_dim")
-            conn.execute("COMMIT")
+            with conn.transaction():
+                for name in VECTOR_TABLES:
+                    conn.execute(f"DROP TABLE IF EXISTS {name}")
+                _meta.forget_model(conn, dialect=POSTGRESQL)
             self.vector_state = self._prepare_vectors(conn)
 
     @contextmanager
@@ -189,7 +201,7 @@ class PgDatabase(PerThreadConnections):
         finally:
             conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")  # graph in memory
             for ddl in VECTOR_TABLES.values():
-                conn.raw.execute(ddl.format(dim=self.embed_dim))
+                conn.execute(ddl.format(dim=self.embed_dim))
             conn.execute("RESET maintenance_work_mem")
             # Fresh statistics: with a user's row count unknown the planner scans that
             # user's rows exactly instead of using the new index, until autovacuum runs.
@@ -205,14 +217,15 @@ class PgDatabase(PerThreadConnections):
         its own connection, so the job may hop threads while holding it, and a
         crashed replica's lock goes with its connection.
         """
-        conn = Connection(self.url)
+        conn = self._connect()
         try:
+            name = (f"{job}:{key}",)
             if wait:
-                conn.execute("SELECT pg_advisory_lock(hashtextextended(?, 0))", (f"{job}:{key}",))
+                conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", name)
                 held = True
             else:
                 held = conn.execute(
-                    "SELECT pg_try_advisory_lock(hashtextextended(?, 0))", (f"{job}:{key}",)
+                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", name
                 ).fetchone()[0]
             yield held
         finally:

@@ -34,6 +34,6 @@ def test_a_postgresql_url_selects_postgresql(pg_server_url, monkeypatch, local_e
     try:
         assert services.db.dialect == "postgresql"
         assert services.db.vector_state.detail.startswith("pgvector")
-        assert type(services.facts).__name__ == "PgFacts"
+        assert type(services.facts._vectors).__name__ == "PgVectors"
     finally:
         services.db.close()

@@ -10,7 +10,7 @@ from litestar.testing import TestClient
 from chatsvc import Services, create_app
 from chatsvc.embeddings import OllamaEmbedder
 from chatsvc.reindex import backfill
-from store import Database
+from store import SqliteDatabase
 
 ENGLISH_DISTRACTORS = [
     "Prefers dark roast coffee without sugar", "Has two cats named Miso and Tofu",
@@ -191,7 +191,8 @@ def test_embeddings_down_saves_without_vector_and_search_is_503(down_client, loc
 
 
 def test_dimension_conflict_degrades_with_a_reason(settings, local_embedder):
-    Database(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
+    SqliteDatabase(settings.database_path, embed_model="nomic-embed-text:v1.5",
+                   embed_dim=768).close()
     services = Services.open(settings, embedder=local_embedder)
     try:
         assert not services.db.vector_state.ok

@@ -158,9 +158,9 @@ def test_search_degrades_when_the_vector_store_conflicts(settings, local_embedde
     _user, token = services.users.add("dave")
     services.db.close()
     # Pretend the file was indexed by another model: a dimension CONFLICT.
-    from store import Database
+    from store import SqliteDatabase
 
-    other = Database(settings.database_path, embed_model="x", embed_dim=384)
+    other = SqliteDatabase(settings.database_path, embed_model="x", embed_dim=384)
     other.connection().execute("UPDATE meta SET value = '768' WHERE key = 'embedding_dim'")
     other.close()
     services = Services.open(settings, embedder=local_embedder)

@@ -10,7 +10,7 @@ from litestar.testing import TestClient
 
 from chatsvc import Services, Settings, create_app
 from chatsvc.embeddings import LocalEmbedder
-from store import Database
+from store import SqliteDatabase
 
 PREVIEW = "/api/memory/injection-preview"
 
@@ -190,7 +190,8 @@ def test_sqlite_vec_unavailable_degrades_to_baseline(monkeypatch, local_embedder
 
 def test_dimension_conflict_degrades_to_baseline(settings, local_embedder):
     # The file was indexed with a 768-d model; the configured one is 384-d.
-    Database(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
+    SqliteDatabase(settings.database_path, embed_model="nomic-embed-text:v1.5",
+                   embed_dim=768).close()
     with serve(settings, local_embedder) as (services, client, headers):
         assert services.db.vector_state.detail.startswith("CONFLICT")
         add(client, headers, "I like oolong tea")

@@ -14,7 +14,7 @@ import time
 import pytest
 import sqlean
 
-import store._db
+import store.sqlite._db
 from chatsvc import Settings
 from chatsvc.testing import Reply
 from tests.chatsvc.chat.conftest import read_events
@@ -24,7 +24,7 @@ BUSY_MS = 200
 
 @pytest.fixture
 def settings(isolated_env, upstream, monkeypatch):
-    monkeypatch.setattr(store._db, "BUSY_TIMEOUT_MS", BUSY_MS)
+    monkeypatch.setattr(store.sqlite._db, "BUSY_TIMEOUT_MS", BUSY_MS)
     monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
     monkeypatch.setenv("LLM_RETRY_BACKOFF", "0.01")
     monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")

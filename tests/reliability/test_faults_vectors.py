@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from chatsvc.testing import Reply, ServiceProcess
-from store import Database
+from store import SqliteDatabase
 
 
 def _env(ollama, scripted, **extra) -> dict[str, str]:
@@ -27,7 +27,8 @@ def degraded(tmp_path_factory, ollama, scripted):
     """{"no_vec": child, "conflict": child}, started side by side."""
     root = tmp_path_factory.mktemp("degraded")
     # Indexed before with a 384-d model; the service is now configured for 768-d.
-    Database(root / "conflict" / "chatsvc.sqlite3", embed_model="old-model", embed_dim=384).close()
+    SqliteDatabase(root / "conflict" / "chatsvc.sqlite3", embed_model="old-model",
+                   embed_dim=384).close()
     children = {
         "no_vec": ServiceProcess(root / "no_vec", _env(
             ollama, scripted, CHATSVC_SQLITE_VEC_PATH="/nonexistent")),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from store import AssistantReply, Chats, Database, NotFound, StoreError, Users
+from store import AssistantReply, Chats, NotFound, SqliteDatabase, StoreError, Users
 from store.chats import title_for
 
 
 @pytest.fixture
 def db(tmp_path):
-    database = Database(tmp_path / "x.db", embed_model="m", embed_dim=4)
+    database = SqliteDatabase(tmp_path / "x.db", embed_model="m", embed_dim=4)
     yield database
     database.close()
 
@@ -72,7 +72,7 @@ def test_delete_removes_the_messages(chats, alice, db):
     conversation, _ = chats.start_turn(alice, "q")
     chats.finish_turn(alice, conversation.id, reply())
     chats.delete(alice, conversation.id)
-    assert db.connection().execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+    assert db.scalar("SELECT count(*) FROM messages") == 0
     with pytest.raises(NotFound):
         chats.get(alice, conversation.id)
 

@@ -2,13 +2,13 @@ import threading
 
 import pytest
 
-from store import Database, VectorUnavailable
+from store import SqliteDatabase, VectorUnavailable
 from store._migrations import apply, available, current_version
 
 
 def open_db(path, **options):
-    return Database(path, embed_model=options.pop("model", "m"), embed_dim=options.pop("dim", 4),
-                    **options)
+    return SqliteDatabase(path, embed_model=options.pop("model", "m"),
+                          embed_dim=options.pop("dim", 4), **options)
 
 
 def test_fresh_file_is_migrated_to_the_latest_version(tmp_path):

@@ -25,8 +25,8 @@ def test_job_lock_is_exclusive_per_job_and_key_until_released(open_db):
 
 HOLDER = """
 import sys, time
-from store import Database
-db = Database(sys.argv[1], embed_model="test-model", embed_dim=8)
+from store import SqliteDatabase
+db = SqliteDatabase(sys.argv[1], embed_model="test-model", embed_dim=8)
 with db.job_lock("fact_extraction", "alice", wait=True):
     print("held", flush=True)
     time.sleep(60)

@@ -180,7 +180,7 @@ def test_keyword_filter_holds_when_the_overfetch_window_is_all_filtered_out(
     knowledge, people, monkeypatch
 ):
     alice, bob = people
-    monkeypatch.setattr("store.knowledge.KEYWORD_OVERFETCH", 2)
+    monkeypatch.setattr("store.knowledge._search.KEYWORD_OVERFETCH", 2)
     for i in range(6):  # better BM25 matches, all invisible to alice or of another type
         _add(knowledge, owner=bob.id, title="x", text=f"deploy deploy deploy {i}")
         _add(knowledge, title="y", text=f"deploy deploy {i}", source_type="code")
@@ -195,12 +195,12 @@ def test_in_process_writes_patch_the_snapshot(knowledge, people):
     alice, _ = people
     first = _add(knowledge, text="first", vector_seed=1)
     assert len(knowledge.semantic(_vec(1), viewer_id=alice.id)) == 1
-    snapshot = knowledge._snapshot
+    snapshot = knowledge._vectors._shared
     _add(knowledge, owner=alice.id, text="second", vector_seed=2, source_type="note")
-    assert knowledge._snapshot is not snapshot and len(knowledge._snapshot.ids) == 2
+    assert knowledge._vectors._shared is not snapshot and len(knowledge._vectors._shared.ids) == 2
     assert [h.text for h in knowledge.semantic(_vec(2), viewer_id=alice.id, source_type="note",
                                                limit=1)] == ["second"]
     knowledge.delete(first.entry.id)
-    assert knowledge._snapshot.ids == [h.chunk_id for h in knowledge.semantic(
+    assert knowledge._vectors._shared.ids == [h.chunk_id for h in knowledge.semantic(
         _vec(2), viewer_id=alice.id)]
     knowledge.save_embeddings([])  # nothing to do

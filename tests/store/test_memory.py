@@ -3,10 +3,9 @@ hand-made 4-d vectors so that nearest-neighbour order is known exactly."""
 
 import pytest
 
-from store import Database, Memories, NotFound, Users, VectorUnavailable
-from store._db import IntegrityError
-from store._vectors import VECTOR_TABLES
+from store import ConstraintViolation, Memories, NotFound, SqliteDatabase, Users, VectorUnavailable
 from store.backend import stores_for
+from store.sqlite._schema import VECTOR_TABLES
 
 EAST, NORTH, WEST = [1.0, 0, 0, 0], [0, 1.0, 0, 0], [-1.0, 0, 0, 0]
 NORTH_EAST = [0.9, 0.1, 0, 0]
@@ -35,7 +34,7 @@ def note(store, user_id, content, vector=None, **kw):
 
 
 def vector_rows(db):
-    return db.connection().execute("SELECT count(*) FROM user_memory_vec").fetchone()[0]
+    return db.scalar("SELECT count(*) FROM user_memory_vec")
 
 
 def test_table_is_registered_for_reindex():
@@ -57,8 +56,8 @@ def test_crud_and_soft_delete(db, store, owners):
     with pytest.raises(NotFound):
         store.delete(alice, memory.id)
     assert store.list(alice) == []
-    tombstone = db.connection().execute(
-        "SELECT deleted_at FROM user_memory WHERE id = ?", (memory.id,)).fetchone()
+    tombstone = db.execute(
+        "SELECT deleted_at FROM user_memory WHERE id = $id", {"id": memory.id}).fetchone()
     assert tombstone["deleted_at"] is not None
     assert vector_rows(db) == 0
 
@@ -77,9 +76,9 @@ def test_another_users_id_is_not_found(store, owners):
 
 
 def test_schema_refuses_project_scope_without_project(store, owners):
-    with pytest.raises(IntegrityError):
+    with pytest.raises(ConstraintViolation):
         note(store, owners[0], "x", scope="project")
-    with pytest.raises(IntegrityError):
+    with pytest.raises(ConstraintViolation):
         note(store, owners[0], "x", type="secret")
 
 
@@ -171,7 +170,7 @@ def test_backfill_fills_missing_vectors_and_skips_changed_rows(store, owners):
 
 
 def test_without_sqlite_vec_crud_works_and_recall_says_why(tmp_path):
-    db = Database(tmp_path / "novec.sqlite3", embed_model="test-4d", embed_dim=4,
+    db = SqliteDatabase(tmp_path / "novec.sqlite3", embed_model="test-4d", embed_dim=4,
                   sqlite_vec_path="/nonexistent")
     try:
         assert not db.vector_state.ok

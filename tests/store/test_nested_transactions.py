@@ -6,31 +6,31 @@ from store import StoreError
 
 
 def _names(db):
-    return [r[0] for r in db.connection().execute("SELECT name FROM users ORDER BY name")]
+    return [r["name"] for r in db.execute("SELECT name FROM users ORDER BY name")]
 
 
-def _add(conn, name):
-    conn.execute("INSERT INTO users(id, name, token_id, token_hash, created_at) "
-                 "VALUES (?, ?, ?, 'h', 't')", (name, name, name))
+def _add(db, name):
+    db.execute("INSERT INTO users(id, name, token_id, token_hash, created_at) "
+               "VALUES ($name, $name, $name, 'h', 't')", {"name": name})
 
 
 def test_inner_failure_rolls_back_only_the_savepoint(services):
     db = services.db
-    with db.transaction() as conn:
-        _add(conn, "outer")
-        with pytest.raises(StoreError), db.transaction() as inner:
-            _add(inner, "inner")
+    with db.transaction():
+        _add(db, "outer")
+        with pytest.raises(StoreError), db.transaction():
+            _add(db, "inner")
             raise StoreError("inner fails")
-        with db.transaction() as inner:
-            _add(inner, "kept")
+        with db.transaction():
+            _add(db, "kept")
     assert _names(db) == ["kept", "outer"]
 
 
 def test_outer_failure_rolls_back_committed_inner_work(services):
     db = services.db
-    with pytest.raises(StoreError), db.transaction() as conn:
-        with db.transaction() as inner:
-            _add(inner, "inner")
-        _add(conn, "outer")
+    with pytest.raises(StoreError), db.transaction():
+        with db.transaction():
+            _add(db, "inner")
+        _add(db, "outer")
         raise StoreError("outer fails")
     assert _names(db) == []

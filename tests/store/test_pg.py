@@ -1,5 +1,5 @@
 """What only the PostgreSQL backend has: start-up under an advisory lock, job locks,
-the sqlite3-style adapter, and no password in what it shows."""
+psycopg's placeholders, and no password in what it shows."""
 
 import threading
 import time
@@ -10,9 +10,8 @@ from store._migrations import available
 from store.backend import stores_for
 from store.clock import utc_now
 from store.extraction import AlreadyProcessed, ExtractionQueue
-from store.pg import PgDatabase
-from store.pg._conn import translate
-from store.pg._db import redact
+from store.pg import PgDatabase, redact
+from store.sql import POSTGRESQL, SQLITE, render
 from tests._pg import drop_schema, new_schema
 
 
@@ -45,12 +44,14 @@ def test_replicas_starting_together_migrate_once(url):
         db.close()
 
 
-def test_placeholders_are_rewritten_outside_string_literals_only():
-    sql = "SELECT ? , :name, x::vector, 'it''s ? :lit 5%' FROM t WHERE a LIKE '%x'"
-    assert translate(sql, True) == (
-        "SELECT %s , %(name)s, x::vector, 'it''s ? :lit 5%%' FROM t WHERE a LIKE '%%x'"
+def test_named_markers_render_to_each_drivers_placeholders():
+    sql = "SELECT $name, x::vector, 'it''s ? :lit 5%', $$ FROM t WHERE a LIKE '%x'"
+    assert render(sql, POSTGRESQL) == (
+        "SELECT %(name)s, x::vector, 'it''s ? :lit 5%%', $ FROM t WHERE a LIKE '%%x'"
     )
-    assert translate("SELECT 1 % 2", False) == "SELECT 1 % 2"
+    assert render(sql, SQLITE) == (
+        "SELECT :name, x::vector, 'it''s ? :lit 5%', $ FROM t WHERE a LIKE '%x'"
+    )
 
 
 def test_passwords_never_show():

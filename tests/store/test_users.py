@@ -8,9 +8,9 @@ def test_token_authenticates_its_user_and_is_stored_hashed(users):
     user, token = users.add("alice", admin=True)
     assert users.authenticate(token) == user
     _, _, secret = token.partition(".")
-    row = users.db.connection().execute("SELECT * FROM users").fetchone()
+    row = users.db.execute("SELECT * FROM users").fetchone()
     assert row["token_hash"] == hash_secret(secret)
-    assert secret not in tuple(str(v) for v in row)
+    assert secret not in tuple(str(v) for v in dict(row).values())
 
 
 @pytest.mark.parametrize("mangle", [lambda t: t + "x", lambda t: t.split(".")[0],

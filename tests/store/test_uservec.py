@@ -1,4 +1,4 @@
-"""In-memory KNN over fact_vec / user_memory_vec (store/_uservec.py): agreement with
+"""In-memory KNN over fact_vec / user_memory_vec (store/sqlite/_vectors.py): agreement with
 vec0's exact KNN, and visibility of writes made through another Database on the file
 (another process: its own connections and its own in-memory copy)."""
 
@@ -7,16 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from store import Database, Users, _vecindex
+from store import SqliteDatabase, Users
 from store.contract import EmbedJob
 from store.facts import Facts, content_hash
 from store.memory import Memories
+from store.sqlite import _vecindex
 
 DIM = 16
 
 
-def _open(path) -> Database:
-    return Database(path, embed_model="test-16d", embed_dim=DIM)
+def _open(path) -> SqliteDatabase:
+    return SqliteDatabase(path, embed_model="test-16d", embed_dim=DIM)
 
 
 @pytest.fixture
@@ -186,8 +187,8 @@ def test_a_rolled_back_write_is_not_seen(path):
     query = _vec(rng)
     kept = facts.create(ann, category="core", fact="kept", embedding=query)
     assert [h.fact.id for h in facts.search_by_vector(ann, query)] == [kept.id]
-    with pytest.raises(RuntimeError), db.transaction() as conn:
-        facts._vectors.drop(conn, kept.id, ann)
+    with pytest.raises(RuntimeError), db.transaction():
+        facts._vectors.drop([kept.id], user_id=ann)
         raise RuntimeError("abort")
     assert [h.fact.id for h in facts.search_by_vector(ann, query)] == [kept.id]
     db.close()

@@ -7,7 +7,7 @@ import asyncio
 from chatsvc import Services
 from chatsvc.cli import main
 from chatsvc.reindex import backfill
-from store import ChunkIn, Database
+from store import ChunkIn, SqliteDatabase
 
 
 def _facts_without_vectors(settings, local_embedder, texts):
@@ -34,7 +34,8 @@ def test_embed_facts_backfills_once_and_is_idempotent(settings, local_embedder, 
 
 
 def test_reindex_clears_a_dimension_conflict_for_every_store(settings, local_embedder, capsys):
-    Database(settings.database_path, embed_model="nomic-embed-text:v1.5", embed_dim=768).close()
+    SqliteDatabase(settings.database_path, embed_model="nomic-embed-text:v1.5",
+                   embed_dim=768).close()
     user = _facts_without_vectors(settings, local_embedder,
                                   ["Erin keeps bees", "Erin speaks Welsh"])
     services = Services.open(settings, embedder=local_embedder)

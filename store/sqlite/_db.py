@@ -1,4 +1,4 @@
-"""Connections: extension-capable SQLite, sqlite-vec on every connection, one per thread.
+"""SQLite: extension-capable connections, sqlite-vec on every connection, one per thread.
 
 Python's stdlib sqlite3 here cannot load extensions, so connections come from
 sqlean-py (a stdlib-compatible build with FTS5 and the trigram tokenizer, wheels
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlean as sqlite3
 
@@ -22,54 +22,22 @@ try:
 except ImportError:  # Windows
     fcntl = None
 
-from store import _migrations, _vectors
-from store._errors import DatabaseBusy, VectorUnavailable
+from store import _meta, _migrations
+from store._errors import ConstraintViolation, DatabaseBusy, QueryFailed, VectorUnavailable
+from store._handle import Handle
 from store.contract import VectorState, VectorStatus
+from store.sql import SQLITE
+from store.sqlite import _schema
+from store.sqlite._vectors import SqliteVectors
+from store.vectors import VectorSpec
 
 log = logging.getLogger("chatsvc.store")
 
 BUSY_TIMEOUT_MS = 5000
 Connection = sqlite3.Connection
-IntegrityError = sqlite3.IntegrityError
-OperationalError = sqlite3.OperationalError
 
 
-class PerThreadConnections:
-    """One connection per thread, each used only by the thread that opened it.
-
-    Subclasses provide `_open()`; `_usable(conn)` lets a backend replace a
-    connection the server closed. `close()` closes every thread's connection.
-    """
-
-    def _init_connections(self) -> None:
-        self._local = threading.local()
-        self._all: list = []
-        self._lock = threading.Lock()
-
-    def _open(self):
-        raise NotImplementedError
-
-    def _usable(self, conn) -> bool:
-        return True
-
-    def connection(self):
-        conn = getattr(self._local, "conn", None)
-        if conn is None or not self._usable(conn):
-            conn = self._open()
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
-
-    def close(self) -> None:
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
-
-
-class Database(PerThreadConnections):
+class SqliteDatabase(Handle):
     """One SQLite file. `connection()` hands each thread its own connection.
 
     Migrations run on open. Vector tables are created for `embed_model`/`embed_dim`
@@ -77,7 +45,9 @@ class Database(PerThreadConnections):
     either way the store opens and `vector_state` says what is wrong.
     """
 
-    dialect = "sqlite"
+    dialect = SQLITE
+    write_begin = "BEGIN IMMEDIATE"
+    read_begin = "BEGIN"
 
     def __init__(
         self,
@@ -135,29 +105,31 @@ class Database(PerThreadConnections):
                 log.warning("sqlite-vec could not be loaded: %s", exc)
             self._vec_error = f"sqlite-vec could not be loaded ({exc})"
 
-    @contextmanager
-    def transaction(self) -> Iterator[Connection]:
-        """BEGIN IMMEDIATE ... COMMIT on this thread's connection; ROLLBACK on error.
+    def _cursor(self, conn: Connection, make: Callable[..., Any] | None) -> Any:
+        cursor = conn.cursor()
+        if make is not None:
+            cursor.row_factory = lambda _, row: make(*row)
+        return cursor
 
-        Nested inside another transaction on this thread it is a SAVEPOINT, so several
-        store calls can commit together (or not at all) under one outer transaction.
-        """
-        conn = self.connection()
-        if conn.in_transaction:
-            yield from _savepoint(conn)
-            return
-        _begin_immediate(conn)
+    @contextmanager
+    def _mapped_errors(self) -> Iterator[None]:
         try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            yield
+        except sqlite3.IntegrityError as exc:
+            raise ConstraintViolation(str(exc)) from exc
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise DatabaseBusy(
+                    f"the database is busy: another writer held it for over {BUSY_TIMEOUT_MS} ms"
+                ) from exc
+            raise QueryFailed(str(exc)) from exc
+
+    def _in_transaction(self, conn: Connection) -> bool:
+        return conn.in_transaction
 
     def describe(self) -> str:
-        conn = self.connection()
-        version = conn.execute("SELECT sqlite_version()").fetchone()[0]
-        return f"sqlite {version}, schema v{_migrations.current_version(conn)}"
+        version = self.scalar("SELECT sqlite_version()")
+        return f"sqlite {version}, schema v{_migrations.current_version(self.connection())}"
 
     @contextmanager
     def job_lock(self, job: str, key: str, *, wait: bool) -> Iterator[bool]:
@@ -181,38 +153,33 @@ class Database(PerThreadConnections):
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    # -- vectors ---------------------------------------------------------------------
+
+    def vectors(self, spec: VectorSpec, *, rescore: int = 400) -> SqliteVectors:
+        return SqliteVectors(self, spec, rescore=rescore)
+
     @contextmanager
     def bulk_vectors(self) -> Iterator[None]:
         """Many vector writes ahead (reindex). vec0 has no index to defer: nothing to do."""
         yield
 
-    # -- vectors ---------------------------------------------------------------------
-
     def _prepare_vectors(self, conn: Connection) -> VectorState:
         if self._vec_error:
             return VectorState(
                 VectorStatus.UNAVAILABLE, self._vec_error + "; install sqlite-vec>=0.1.9")
-        recorded = _vectors.recorded_model(conn)
-        if recorded is None:
-            with self.transaction():
-                _vectors.create_tables(conn, self.embed_model, self.embed_dim)
-            return VectorState(VectorStatus.OK, f"sqlite-vec {_vec_version(conn)}, {self.embed_dim}-d")
-        model, dim = recorded
-        if dim != self.embed_dim or model != self.embed_model:
-            return VectorState(
-                VectorStatus.CONFLICT,
-                f"CONFLICT: vectors were built with {model} ({dim}-d) but the configured "
-                f"model is {self.embed_model} ({self.embed_dim}-d); run `chatsvc reindex`",
-            )
+        recorded = _meta.recorded_model(conn)
+        if recorded is not None and recorded != (self.embed_model, self.embed_dim):
+            return VectorState(VectorStatus.CONFLICT,
+                               _meta.conflict_detail(recorded, self.embed_model, self.embed_dim))
         with self.transaction():
-            _vectors.create_tables(conn, self.embed_model, self.embed_dim)
-        return VectorState(VectorStatus.OK, f"sqlite-vec {_vec_version(conn)}, {self.embed_dim}-d")
+            _schema.create_tables(conn, self.embed_model, self.embed_dim)
+        version = self.scalar("SELECT vec_version()")
+        return VectorState(VectorStatus.OK, f"sqlite-vec {version}, {self.embed_dim}-d")
 
-    def require_vectors(self) -> Connection:
-        """This thread's connection, or VectorUnavailable with the operator's fix."""
+    def require_vectors(self) -> None:
+        """VectorUnavailable, with the operator's fix, unless vector search can run."""
         if not self.vector_state.ok:
             raise VectorUnavailable(self.vector_state.detail)
-        return self.connection()
 
     def reset_vectors(self) -> None:
         """Drop every vector table and recreate it for the configured model (reindex)."""
@@ -220,33 +187,6 @@ class Database(PerThreadConnections):
             raise VectorUnavailable(self._vec_error)
         conn = self.connection()
         with self.transaction():
-            _vectors.drop_tables(conn)
-            _vectors.create_tables(conn, self.embed_model, self.embed_dim)
+            _schema.drop_tables(conn)
+            _schema.create_tables(conn, self.embed_model, self.embed_dim)
         self.vector_state = self._prepare_vectors(conn)
-
-
-def _savepoint(conn: Connection) -> Iterator[Connection]:
-    conn.execute("SAVEPOINT nested")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK TO nested")
-        conn.execute("RELEASE nested")
-        raise
-    conn.execute("RELEASE nested")
-
-
-def _vec_version(conn: Connection) -> str:
-    return conn.execute("SELECT vec_version()").fetchone()[0]
-
-
-def _begin_immediate(conn: Connection) -> None:
-    """BEGIN IMMEDIATE; a lock held past the busy timeout is DatabaseBusy, not a crash."""
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except OperationalError as exc:
-        if "locked" not in str(exc) and "busy" not in str(exc):
-            raise
-        raise DatabaseBusy(
-            f"the database is busy: another writer held it for over {BUSY_TIMEOUT_MS} ms"
-        ) from exc

@@ -1,4 +1,4 @@
-"""Vector tables: derived indexes over plain tables, created for one model + dimension.
+"""SQLite's vector tables: derived indexes over plain tables, for one model + dimension.
 
 The plain tables are the source of truth; every table here can be dropped and
 rebuilt (`chatsvc reindex`). The meta table records which model and dimension
@@ -9,10 +9,12 @@ stale rows can be found and re-embedded.
 
 from __future__ import annotations
 
+from typing import Any
+
 from store import _meta
 from store.clock import new_id
 
-# Changed by every reset: in-memory vector copies (store/_uservec.py) key on it.
+# Changed by every reset: in-memory vector copies (store/sqlite/_vectors.py) key on it.
 EPOCH_KEY = "vector_epoch"
 
 # name -> DDL template; {dim} is the embedding dimension.
@@ -27,10 +29,10 @@ VECTOR_TABLES: dict[str, str] = {
         "memory_id TEXT PRIMARY KEY, user_id TEXT partition key, "
         "embedding float[{dim}] distance_metric=cosine, +content_hash TEXT)"
     ),
-    # Knowledge chunks (store/knowledge.py): a plain table of float32[{dim}] blobs, not
-    # vec0. Search runs on an in-memory snapshot (store/_vecindex.py) that must be
-    # reloaded after other processes' writes; reading 100k x 768 vectors out of vec0
-    # costs ~22 s of CPU here, a plain table ~4 s (evals/results/knowledge_bench.md).
+    # Knowledge chunks: a plain table of float32[{dim}] blobs, not vec0. Search runs on
+    # an in-memory snapshot (store/sqlite/_vecindex.py) that must be reloaded after
+    # other processes' writes; reading 100k x 768 vectors out of vec0 costs ~22 s of
+    # CPU here, a plain table ~4 s (evals/results/knowledge_bench.md).
     "chunk_vec": (
         "CREATE TABLE IF NOT EXISTS chunk_vec (chunk_id TEXT PRIMARY KEY, "
         "embedding BLOB NOT NULL CHECK (length(embedding) = 4 * {dim}), "
@@ -39,25 +41,15 @@ VECTOR_TABLES: dict[str, str] = {
 }
 
 
-def recorded_model(conn) -> tuple[str, int] | None:
-    model = _meta.get(conn, "embedding_model")
-    dim = _meta.get(conn, "embedding_dim")
-    if model is None or dim is None:
-        return None
-    return model, int(dim)
-
-
-def create_tables(conn, model: str, dim: int) -> None:
+def create_tables(conn: Any, model: str, dim: int) -> None:
     for ddl in VECTOR_TABLES.values():
         conn.execute(ddl.format(dim=dim))
-    _meta.put(conn, "embedding_model", model)
-    _meta.put(conn, "embedding_dim", str(dim))
+    _meta.record_model(conn, model, dim)
 
 
-def drop_tables(conn) -> None:
+def drop_tables(conn: Any) -> None:
     for name in VECTOR_TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {name}")
     conn.execute("DELETE FROM meta WHERE key LIKE 'vecgen:%'")
     _meta.put(conn, EPOCH_KEY, new_id())
-    _meta.delete(conn, "embedding_model")
-    _meta.delete(conn, "embedding_dim")
+    _meta.forget_model(conn)

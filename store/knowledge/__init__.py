@@ -1,0 +1,52 @@
+"""Knowledge entries, their chunks, full-text and vector search.
+
+An entry with `owner_id` None is shared (CLI-indexed files, published posts);
+otherwise only its owner sees it. Entries are keyed by (owner, source_type,
+source_id) when a source id is given, else by content hash, so indexing the same
+thing twice is a no-op and a changed source replaces its entry.
+
+Writes go: `save` (entry + chunks + full-text rows, one transaction) -> the
+caller embeds the returned `EmbedJob`s -> `save_embeddings`. Chunks without a
+vector are still found by keyword search and picked up by `unembedded` later.
+Entries live in `_entries`, search and RRF fusion in `_search`, the vector
+snapshot in the backend's vector index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from store.contract import Database, EmbedJob
+from store.knowledge._entries import Entries
+from store.knowledge._records import (
+    VECTORS,
+    ChunkIn,
+    Entry,
+    Hit,
+    Saved,
+    content_hash,
+    embed_text,
+)
+from store.knowledge._search import RRF_K, Search, rrf_merge
+
+
+class Knowledge(Entries, Search):
+    """Implements `Reindexable` over `chunk_vec`."""
+
+    table = VECTORS.table
+
+    def __init__(self, db: Database, *, rescore: int = 400) -> None:
+        self.db = db
+        self._vectors = db.vectors(VECTORS, rescore=rescore)
+
+    def unembedded(self, *, limit: int) -> list[EmbedJob]:
+        return self._vectors.unembedded(limit=limit)
+
+    def save_embeddings(self, items: list[tuple[EmbedJob, Sequence[float]]]) -> None:
+        self._vectors.save(items)
+
+
+__all__ = [
+    "RRF_K", "ChunkIn", "Entry", "Hit", "Knowledge", "Saved", "content_hash", "embed_text",
+    "rrf_merge",
+]

@@ -1,0 +1,197 @@
+"""Knowledge entries and their chunks: writes (entry + chunks + full-text rows in one
+transaction, vectors through the index) and reads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from store import fts
+from store._errors import NotFound
+from store.clock import new_id, now_iso
+from store.contract import Database, EmbedJob
+from store.knowledge._records import (
+    OF_TYPE,
+    VISIBLE,
+    ChunkIn,
+    Entry,
+    Saved,
+    content_hash,
+    embed_text,
+    entry_from,
+)
+from store.vectors import VectorIndex
+
+_ENTRY_COLUMNS = (
+    "e.*, (SELECT count(*) FROM knowledge_chunks c WHERE c.entry_id = e.id) AS chunk_count"
+)
+# One source of one owner ('' = shared: the unique index is on that expression).
+_OF_SOURCE = "ifnull(owner_id, '') = $owner AND source_type = $type"
+
+
+class Entries:
+    """The entry half of `Knowledge`."""
+
+    db: Database
+    _vectors: VectorIndex
+
+    # -- writes ------------------------------------------------------------------------
+
+    def save(
+        self,
+        *,
+        owner_id: str | None,
+        title: str,
+        content: str,
+        source_type: str,
+        chunks: list[ChunkIn],
+        source_id: str | None = None,
+        metadata: dict | None = None,
+        abstract: str = "",
+        overview: str = "",
+    ) -> Saved:
+        """Create the entry, replace the one with the same source, or keep an identical one."""
+        digest = content_hash(title, content)
+        with self.db.transaction():
+            existing = self._existing(owner_id, source_type, source_id, digest)
+            if existing is not None and existing["content_hash"] == digest:
+                return Saved(self.read(existing["id"]), "unchanged")
+            values = dict(
+                owner=owner_id, title=title, type=source_type, source=source_id, content=content,
+                abstract=abstract, overview=overview, metadata=json.dumps(metadata or {}),
+                hash=digest, now=now_iso(),
+            )
+            if existing is None:
+                entry_id, status = new_id(), "created"
+                self.db.execute(
+                    "INSERT INTO knowledge_entries(id, owner_id, title, source_type, source_id, "
+                    "content, abstract, overview, metadata, content_hash, created_at, "
+                    "updated_at) VALUES ($id, $owner, $title, $type, $source, $content, "
+                    "$abstract, $overview, $metadata, $hash, $now, $now)",
+                    {"id": entry_id, **values})
+            else:
+                entry_id, status = existing["id"], "replaced"
+                self._delete_chunks(entry_id)
+                self.db.execute(
+                    "UPDATE knowledge_entries SET title = $title, content = $content, "
+                    "abstract = $abstract, overview = $overview, tiers_by = 'extractive', "
+                    "metadata = $metadata, content_hash = $hash, updated_at = $now "
+                    "WHERE id = $id", {"id": entry_id, **values})
+            jobs = self._insert_chunks(entry_id, title, chunks)
+            return Saved(self.read(entry_id), status, jobs)
+
+    def _existing(self, owner_id, source_type, source_id, digest):
+        params = {"owner": owner_id or "", "type": source_type, "source": source_id,
+                  "hash": digest}
+        if source_id is not None:
+            return self.db.execute(
+                f"SELECT id, content_hash FROM knowledge_entries WHERE {_OF_SOURCE} "
+                "AND source_id = $source", params).fetchone()
+        return self.db.execute(
+            f"SELECT id, content_hash FROM knowledge_entries WHERE {_OF_SOURCE} "
+            "AND content_hash = $hash AND source_id IS NULL", params).fetchone()
+
+    def _insert_chunks(self, entry_id: str, title: str, chunks: list[ChunkIn]) -> list[EmbedJob]:
+        jobs = []
+        for index, chunk in enumerate(chunks):
+            chunk_id = new_id()
+            digest = hashlib.sha256(chunk.text.encode()).hexdigest()
+            seq = self.db.execute(
+                "INSERT INTO knowledge_chunks(id, entry_id, chunk_index, content, language, "
+                "content_hash) VALUES ($id, $entry, $index, $content, $language, $hash) "
+                "RETURNING seq",
+                {"id": chunk_id, "entry": entry_id, "index": index, "content": chunk.text,
+                 "language": chunk.language, "hash": digest},
+            ).fetchall()[0]["seq"]  # fetchall: SQLite finishes the statement
+            self.db.execute(
+                "INSERT INTO knowledge_fts(rowid, body) VALUES ($seq, $body)",
+                {"seq": seq, "body": fts.index_text(f"{title}\n{chunk.text}")},
+            )
+            jobs.append(EmbedJob(chunk_id, embed_text(title, chunk.text), digest))
+        return jobs
+
+    def _delete_chunks(self, entry_id: str) -> None:
+        ids = [row["id"] for row in self.db.execute(
+            "SELECT id FROM knowledge_chunks WHERE entry_id = $entry", {"entry": entry_id})]
+        self._vectors.drop(ids)
+        self.db.execute("DELETE FROM knowledge_chunks WHERE entry_id = $entry",
+                        {"entry": entry_id})
+
+    def set_tiers(self, entry_id: str, digest: str, abstract: str, overview: str) -> bool:
+        """Store LLM tiers, unless the entry changed (or went) since they were asked for."""
+        with self.db.transaction():
+            cursor = self.db.execute(
+                "UPDATE knowledge_entries SET abstract = $abstract, overview = $overview, "
+                "tiers_by = 'llm' WHERE id = $id AND content_hash = $hash",
+                {"abstract": abstract, "overview": overview, "id": entry_id, "hash": digest},
+            )
+        return cursor.rowcount == 1
+
+    def delete(self, entry_id: str) -> None:
+        with self.db.transaction():
+            self._delete_chunks(entry_id)
+            cursor = self.db.execute(
+                "DELETE FROM knowledge_entries WHERE id = $id", {"id": entry_id})
+        if cursor.rowcount == 0:
+            raise NotFound(f"no knowledge entry {entry_id}")
+
+    def delete_source(self, owner_id: str | None, source_type: str, source_id: str) -> bool:
+        """Delete the entry of one source (an unpublished post, a removed file)."""
+        found = self.db.scalar(
+            f"SELECT id FROM knowledge_entries WHERE {_OF_SOURCE} AND source_id = $source",
+            {"owner": owner_id or "", "type": source_type, "source": source_id},
+        )
+        if found is None:
+            return False
+        self.delete(found)
+        return True
+
+    def sources(self, owner_id: str | None, source_type: str) -> dict[str, str]:
+        """source_id -> content hash of every entry of one owner and type."""
+        rows = self.db.execute(
+            f"SELECT source_id, content_hash FROM knowledge_entries WHERE {_OF_SOURCE} "
+            "AND source_id IS NOT NULL",
+            {"owner": owner_id or "", "type": source_type},
+        ).fetchall()
+        return {row["source_id"]: row["content_hash"] for row in rows}
+
+    # -- reads -------------------------------------------------------------------------
+
+    def read(self, entry_id: str) -> Entry:
+        """The entry whoever owns it (internal callers: tier writer, CLI)."""
+        row = self.db.execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM knowledge_entries e WHERE e.id = $id",
+            {"id": entry_id},
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no knowledge entry {entry_id}")
+        return entry_from(row)
+
+    def get(self, entry_id: str, *, viewer_id: str) -> Entry:
+        """The entry if `viewer_id` may see it (own or shared); NotFound otherwise."""
+        entry = self.read(entry_id)
+        if entry.owner_id not in (None, viewer_id):
+            raise NotFound(f"no knowledge entry {entry_id}")
+        return entry
+
+    def list(
+        self, *, viewer_id: str, source_type: str | None = None, limit: int = 50, offset: int = 0
+    ) -> tuple[list[Entry], int]:
+        where = f"{VISIBLE} AND {OF_TYPE}"
+        params = {"viewer": viewer_id, "type": source_type, "limit": limit, "offset": offset}
+        rows = self.db.execute(
+            f"SELECT {_ENTRY_COLUMNS} FROM knowledge_entries e WHERE {where} "
+            "ORDER BY e.created_at DESC, e.id LIMIT $limit OFFSET $offset",
+            params,
+        ).fetchall()
+        total = self.db.scalar(f"SELECT count(*) FROM knowledge_entries e WHERE {where}", params)
+        return [entry_from(row) for row in rows], total
+
+    def stats(self, *, viewer_id: str) -> dict:
+        rows = self.db.execute(
+            f"SELECT e.source_type, count(*) AS n FROM knowledge_entries e WHERE {VISIBLE} "
+            "GROUP BY e.source_type ORDER BY e.source_type",
+            {"viewer": viewer_id},
+        ).fetchall()
+        by_type = {row["source_type"]: row["n"] for row in rows}
+        return {"total": sum(by_type.values()), "by_source_type": by_type}

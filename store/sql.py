@@ -1,0 +1,47 @@
+"""Portable SQL: every query is written once with `$name` markers and rendered per backend.
+
+SQLite binds `:name`, psycopg `%(name)s` (where a literal `%` must be doubled);
+`$$` is a literal `$`. Rendering is cached, so a query costs one dict lookup.
+The few dialect differences the domain stores meet are named here, next to it.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable
+from functools import lru_cache
+
+SQLITE = "sqlite"
+POSTGRESQL = "postgresql"
+
+# The larger of two values (SQLite's two-argument max() is PostgreSQL's greatest()).
+GREATEST = {SQLITE: "max", POSTGRESQL: "greatest"}
+
+
+class _Markers(dict):
+    """Every name maps to its placeholder in one driver's style."""
+
+    def __init__(self, form: str) -> None:
+        super().__init__()
+        self.form = form
+
+    def __missing__(self, name: str) -> str:
+        return self.form.format(name)
+
+
+_SQLITE_MARKERS = _Markers(":{}")
+_PSYCOPG_MARKERS = _Markers("%({})s")
+
+
+@lru_cache(maxsize=4096)
+def render(query: str, dialect: str) -> str:
+    """`query` with its `$name` markers in `dialect`'s placeholder style."""
+    if dialect == SQLITE:
+        return string.Template(query).substitute(_SQLITE_MARKERS)
+    return string.Template(query.replace("%", "%%")).substitute(_PSYCOPG_MARKERS)
+
+
+def in_list(name: str, values: Iterable[object]) -> tuple[str, dict[str, object]]:
+    """`($name0, $name1, ...)` for an IN clause, and its parameters."""
+    params = {f"{name}{i}": value for i, value in enumerate(values)}
+    return "(" + ", ".join(f"${key}" for key in params) + ")", params

@@ -1,0 +1,158 @@
+"""The vector-index component: one per vector table, configured by a `VectorSpec`.
+
+A vector table is a derived index over a source table (facts, memories, chunks):
+each vector row keeps the content hash of the text it was made from. This module
+holds what both backends share — the spec, the backfill queries (`unembedded`,
+`pending_count`), saving only rows that still have the hashed content, counts —
+and each backend adds its writes (`_write`, `drop`) and its KNN (`nearest`):
+in-memory copies over sqlite-vec (store/sqlite/_vectors.py), HNSW scans with the
+filters inside on PostgreSQL (store/pg/_vectors.py). `Database.vectors(spec)`
+builds the backend's index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from store.clock import now_iso
+from store.contract import Database, EmbedJob
+from store.sql import in_list
+
+# sqlite-vec's limit for a KNN `k`, kept by every backend so answers agree.
+KNN_MAX_K = 4096
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    """Where one vector table's rows come from.
+
+    `source` is the FROM clause of the source rows under `alias` (with any join the
+    filters need); `text` the SQL of the embedded text; `owner` the SQL of the row's
+    user for tables partitioned per user, None for one shared index; `live` the rows
+    that should have a vector (may use `$now`); `keep` the rows a finished embedding
+    may still be saved for; `labels` the (owner or '', kind) of a shared index's rows,
+    which its in-memory copy filters on.
+    """
+
+    table: str
+    id_column: str
+    source: str
+    alias: str
+    text: str
+    owner: str | None
+    live: str = "TRUE"
+    keep: str = "TRUE"
+    order: str = "id"
+    labels: str = "'', ''"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The rows one KNN may return.
+
+    PostgreSQL filters with `where` (SQL over the spec's alias, `$name` params in
+    `params`) inside its HNSW scan; the in-memory copies filter on `user_id` (the
+    partition) or `viewer_id`/`kind` (masks) and leave `where` to the caller's read
+    of the rows, which must apply it anyway.
+    """
+
+    user_id: str | None = None
+    viewer_id: str = ""
+    kind: str | None = None
+    where: str = "TRUE"
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+# (row id, cosine distance, content hash the vector was made from, when known)
+Neighbour = tuple[str, float, str | None]
+# (row id, owner or None, vector, content hash)
+VectorRow = tuple[str, str | None, Sequence[float], str]
+
+
+class VectorIndex:
+    """Backfill, counts and checked saving for one vector table; the backend subclass
+    writes rows (`_write`, `drop`) and answers KNN queries (`nearest`)."""
+
+    def __init__(self, db: Database, spec: VectorSpec) -> None:
+        self.db = db
+        self.spec = spec
+
+    def check(self, vector: Sequence[float]) -> None:
+        if len(vector) != self.db.embed_dim:
+            raise ValueError(f"expected a {self.db.embed_dim}-d vector, got {len(vector)}-d")
+
+    # -- backfill --------------------------------------------------------------------
+
+    def _missing(self) -> str:
+        s = self.spec
+        return (f"FROM {s.source} WHERE {s.live} AND NOT EXISTS (SELECT 1 FROM {s.table} v "
+                f"WHERE v.{s.id_column} = {s.alias}.id "
+                f"AND v.content_hash = {s.alias}.content_hash)")
+
+    def unembedded(self, *, limit: int) -> list[EmbedJob]:
+        """Live rows without a vector or with one made from other text."""
+        self.db.require_vectors()
+        a = self.spec.alias
+        rows = self.db.execute(
+            f"SELECT {a}.id AS id, {self.spec.text} AS text, {a}.content_hash AS hash "
+            f"{self._missing()} ORDER BY {a}.{self.spec.order} LIMIT $limit",
+            {"now": now_iso(), "limit": limit},
+        ).fetchall()
+        return [EmbedJob(row["id"], row["text"], row["hash"]) for row in rows]
+
+    def pending_count(self) -> int:
+        """How many rows `unembedded` would return without a limit (progress bars)."""
+        self.db.require_vectors()
+        return self.db.scalar(f"SELECT count(*) {self._missing()}", {"now": now_iso()})
+
+    def count(self, user_id: str | None = None) -> int:
+        self.db.require_vectors()
+        if user_id is None:
+            return self.db.scalar(f"SELECT count(*) FROM {self.spec.table}")
+        return self.db.scalar(
+            f"SELECT count(*) FROM {self.spec.table} WHERE user_id = $user", {"user": user_id})
+
+    # -- writes ----------------------------------------------------------------------
+
+    def put(self, user_id: str | None, rows: list[tuple[str, Sequence[float], str]]) -> None:
+        """Replace the vectors of (row id, vector, content hash) rows inside the caller's
+        transaction. Skipped while vectors are unavailable (reindex rebuilds them)."""
+        if self.db.vector_state.ok and rows:
+            self._write([(row_id, user_id, vector, digest) for row_id, vector, digest in rows])
+
+    def save(self, items: list[tuple[EmbedJob, Sequence[float]]]) -> None:
+        """Store vectors for jobs whose row still has the text they were made from
+        (it may have changed or gone while it was being embedded)."""
+        self.db.require_vectors()
+        if not items:
+            return
+        s = self.spec
+        with self.db.transaction():
+            ids, params = in_list("id", {job.row_id for job, _ in items})
+            current = {
+                row["id"]: (row["hash"], row["owner"]) for row in self.db.execute(
+                    f"SELECT {s.alias}.id AS id, {s.alias}.content_hash AS hash, "
+                    f"{s.owner or 'NULL'} AS owner FROM {s.source} "
+                    f"WHERE {s.alias}.id IN {ids} AND {s.keep}", params).fetchall()
+            }
+            rows = [(job.row_id, current[job.row_id][1], vector, job.content_hash)
+                    for job, vector in items
+                    if current.get(job.row_id, (None,))[0] == job.content_hash]
+            if rows:
+                self._write(rows)
+
+    def _write(self, rows: list[VectorRow]) -> None:
+        raise NotImplementedError
+
+    def drop(self, row_ids: Sequence[str], *, user_id: str | None = None) -> None:
+        """Delete these rows' vectors inside the caller's transaction."""
+        raise NotImplementedError
+
+    # -- search ----------------------------------------------------------------------
+
+    def nearest(self, vector: Sequence[float], *, k: int, scope: Scope) -> list[Neighbour]:
+        """The `k` nearest rows in `scope`, nearest first; VectorUnavailable when vector
+        search cannot run."""
+        raise NotImplementedError
