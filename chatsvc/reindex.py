@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 BATCH_SIZE = 50
 
 REINDEXABLE: dict[str, Callable[[Services], Reindexable]] = {
-    "facts": lambda services: services.facts,
-    "memory": lambda services: services.memories,
+    "facts": lambda services: services.stores.facts,
+    "memory": lambda services: services.stores.memories,
     "knowledge": lambda services: services.knowledge.knowledge,
 }
 

@@ -17,7 +17,7 @@ def tier_services(settings, local_embedder, upstream):
                              embedder=local_embedder)
     yield services
     anyio.run(services.knowledge.aclose)
-    services.db.close()
+    services.stores.db.close()
 
 
 def _index_then_tiers(services):
@@ -72,7 +72,7 @@ def test_api_document_gets_llm_tiers_after_the_response(settings, local_embedder
     services = Services.open(settings.with_overrides(llm_base_url=upstream.base_url),
                              embedder=local_embedder)
     try:
-        _, token = services.users.add("erin")
+        _, token = services.stores.users.add("erin")
         headers = {"Authorization": f"Bearer {token}"}
         with TestClient(create_app(services=services)) as client:
             created = client.post("/api/knowledge/documents", headers=headers,
@@ -82,4 +82,4 @@ def test_api_document_gets_llm_tiers_after_the_response(settings, local_embedder
         assert (entry["abstract"], entry["tiers_by"]) == ("From the LLM.", "llm")
     finally:
         anyio.run(services.knowledge.aclose)
-        services.db.close()
+        services.stores.db.close()
