@@ -1,11 +1,11 @@
 """User memory for requests and chat turns.
 
 Writes are validated and keep the vector index in step (embedding failure never
-fails a save: the row waits for backfill). `memory_injection` is what a chat
-turn calls: the deterministic baseline for the stable prefix plus semantic
+fails a save: the row waits for backfill). `MemoryService.injection` is what a
+chat turn calls: the deterministic baseline for the stable prefix plus semantic
 recall for the per-message block, degrading to the baseline alone, with a
-reason and a log line, whenever recall cannot run. `MemoryService` is the
-glue between `store.memory` and the embedder, as `FactService` is for facts.
+reason and a log line, whenever recall cannot run. `MemoryService` is the glue
+between `store.memory` and the embedder, as `FactService` is for facts.
 """
 
 from __future__ import annotations
@@ -27,10 +27,7 @@ from store.memory import MEMORY_TYPES, SCOPES
 
 log = logging.getLogger("chatsvc.memory")
 
-# The baseline depends only on stored data, i.e. on the user's memory version:
-# cache it per version so a turn costs one version lookup, not a read and sort of
-# every memory. Bounded LRU, shared by the worker threads.
-BASELINE_CACHE_SIZE = 1024
+BASELINE_CACHE_SIZE = 1024  # (user, project, version) entries per MemoryService
 
 MAX_PROJECT_ID_CHARS = 200
 
@@ -106,6 +103,9 @@ class MemoryService:
         self.settings = settings
         self._baseline_budget = Budget(settings.memory_baseline_max_items,
                                        settings.memory_baseline_max_tokens)
+        # The baseline depends only on stored data, i.e. on the user's memory version:
+        # cache it per version so a turn costs one version lookup, not a read and sort
+        # of every memory. Bounded LRU, shared by the worker threads.
         self._baselines: OrderedDict[tuple, tuple[Memory, ...]] = OrderedDict()
         self._baselines_lock = threading.Lock()
 

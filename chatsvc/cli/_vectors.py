@@ -51,8 +51,9 @@ def _run(command) -> int:
 
 
 async def _embed_facts_async(services: Services) -> int:
-    if not services.stores.db.vector_state.ok:
-        return fail(f"vector store unavailable: {services.stores.db.vector_state.detail}")
+    state = services.stores.db.vector_state
+    if not state.ok:
+        return fail(f"vector store unavailable: {state.detail}")
     return await _backfill(services, "facts", total=services.stores.facts.pending_count())
 
 
@@ -71,7 +72,7 @@ async def _reindex_async(services: Services) -> int:
 
 
 async def _backfill(services: Services, name: str, *, total: int | None) -> int:
-    store = REINDEXABLE[name](services)
+    store = REINDEXABLE[name](services.stores)
     batches = 0
     with tqdm(total=total, desc=f"embedding {name}", unit="row") as bar:
 

@@ -106,11 +106,8 @@ async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent | bytes]:
 @post("/chat", summary="Chat (SSE stream or JSON)", status_code=200,
       operation_class=StreamingOperation)
 async def chat(
-    request: Request,
-    settings: NamedDependency[Settings],
-    sources: NamedDependency[Sources],
-    llm: NamedDependency[LLM],
-    data: JSONBody[ChatRequest],
+    request: Request, settings: NamedDependency[Settings], sources: NamedDependency[Sources],
+    llm: NamedDependency[LLM], data: JSONBody[ChatRequest],
 ) -> ASGIApp:
     message = check_message(data.message, settings.max_message_chars)
     if data.project_id is not None and not 0 < len(data.project_id.strip()) <= MAX_PROJECT_ID:
@@ -142,9 +139,7 @@ async def list_conversations(request: Request, chats: NamedDependency[Chats]) ->
 
 @get("/conversations/{conversation_id:str}", summary="One conversation")
 async def get_conversation(
-    request: Request,
-    chats: NamedDependency[Chats],
-    conversation_id: FromPath[str],
+    request: Request, chats: NamedDependency[Chats], conversation_id: FromPath[str]
 ) -> dict:
     conversation = await in_thread(chats.get, request.user.id, conversation_id)
     messages = await in_thread(chats.messages, request.user.id, conversation_id)
@@ -158,9 +153,7 @@ async def get_conversation(
 @delete("/conversations/{conversation_id:str}", summary="Delete a conversation",
         status_code=204)
 async def delete_conversation(
-    request: Request,
-    chats: NamedDependency[Chats],
-    conversation_id: FromPath[str],
+    request: Request, chats: NamedDependency[Chats], conversation_id: FromPath[str]
 ) -> None:
     await in_thread_shielded(chats.delete, request.user.id, conversation_id)
 

@@ -43,10 +43,8 @@ def fact_json(fact: Fact) -> dict:
 
 @get(summary="List facts")
 async def list_facts(
-    request: Request,
-    fact_service: NamedDependency[FactService],
-    category: FromQuery[str | None] = None,
-    limit: FromQuery[int] = 50,
+    request: Request, fact_service: NamedDependency[FactService],
+    category: FromQuery[str | None] = None, limit: FromQuery[int] = 50,
     offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict:
     facts, total = await in_thread(
@@ -58,20 +56,22 @@ async def list_facts(
 
 @post(summary="Save a fact")
 async def create_fact(
-    request: Request, fact_service: NamedDependency[FactService], data: JSONBody[NewFact]
+    request: Request, fact_service: NamedDependency[FactService],
+    data: JSONBody[NewFact]
 ) -> dict:
-    check.plain("fact", data.fact)
-    fact = await fact_service.create(request.user.id, category=data.category, fact=data.fact)
+    check.plain("fact",
+    data.fact)
+    fact = await fact_service.create(request.user.id, category=data.category,
+    fact=data.fact)
     return fact_json(fact)
 
 
-@get("/search", summary="Semantic fact search")
+@get("/search",
+    summary="Semantic fact search")
 async def search_facts(
     request: Request,
-    fact_service: NamedDependency[FactService],
-    q: FromQuery[str | None] = None,
-    limit: FromQuery[int] = 10,
-    max_distance: FromQuery[float] = 1.0,
+    fact_service: NamedDependency[FactService], q: FromQuery[str | None] = None,
+    limit: FromQuery[int] = 10, max_distance: FromQuery[float] = 1.0,
 ) -> dict:
     if q is None or not q.strip():
         raise check.bad("q", "a search text is required")
@@ -90,9 +90,7 @@ async def search_facts(
 
 @get("/{fact_id:str}", summary="One fact")
 async def get_fact(
-    request: Request,
-    fact_service: NamedDependency[FactService],
-    fact_id: FromPath[str],
+    request: Request, fact_service: NamedDependency[FactService], fact_id: FromPath[str]
 ) -> dict:
     return fact_json(await in_thread(fact_service.store.get, request.user.id, fact_id))
 
@@ -113,9 +111,7 @@ async def update_fact(
 
 @delete("/{fact_id:str}", summary="Delete a fact and its embedding")
 async def delete_fact(
-    request: Request,
-    fact_service: NamedDependency[FactService],
-    fact_id: FromPath[str],
+    request: Request, fact_service: NamedDependency[FactService], fact_id: FromPath[str]
 ) -> None:
     await fact_service.delete(request.user.id, fact_id)
 

@@ -65,10 +65,8 @@ def hit_json(hit: Hit, query: str) -> dict:
 
 @post("/documents", summary="Add a document")
 async def add_document(
-    request: Request,
-    knowledge: NamedDependency[KnowledgeService],
-    settings: NamedDependency[Settings],
-    data: JSONBody[DocumentIn],
+    request: Request, knowledge: NamedDependency[KnowledgeService],
+    settings: NamedDependency[Settings], data: JSONBody[DocumentIn],
 ) -> Response:
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
     content = check.text("content", data.content, max_chars=settings.max_body_bytes)
@@ -90,25 +88,29 @@ async def add_document(
 
 @post("/search", summary="Search the knowledge base", status_code=200)
 async def search(
-    request: Request, knowledge: NamedDependency[KnowledgeService], data: JSONBody[SearchIn]
+    request: Request, knowledge: NamedDependency[KnowledgeService],
+    data: JSONBody[SearchIn]
 ) -> dict:
-    query = check.text("query", data.query, max_chars=MAX_QUERY)
-    check.bounded("limit", data.limit, 1, 50)
+    query = check.text("query", data.query,
+    max_chars=MAX_QUERY)
+    check.bounded("limit", data.limit, 1,
+    50)
     check.source_type(data.source_type)
     result = await knowledge.search(
-        request.user.id, query, mode=data.mode, limit=data.limit, source_type=data.source_type
+        request.user.id,
+    query, mode=data.mode, limit=data.limit,
+    source_type=data.source_type
     )
-    return {"mode": result.mode, "degraded_reason": result.degraded_reason,
-            "results": [hit_json(hit, query) for hit in result.hits]}
+    return {"mode": result.mode,
+    "degraded_reason": result.degraded_reason,
+    "results": [hit_json(hit, query) for hit in result.hits]}
 
 
 @get(summary="Browse entries")
 async def list_entries(
     request: Request,
-    knowledge_store: NamedDependency[Knowledge],
-    source_type: FromQuery[str | None] = None,
-    limit: FromQuery[int] = 50,
-    offset: FromQuery[int] = 0,
+    knowledge_store: NamedDependency[Knowledge], source_type: FromQuery[str | None] = None,
+    limit: FromQuery[int] = 50, offset: FromQuery[int] = 0,
 ) -> dict:
     check.source_type(source_type)
     check.bounded("limit", limit, 1, 200)
@@ -127,9 +129,7 @@ async def stats(request: Request, knowledge_store: NamedDependency[Knowledge]) -
 
 @get("/{entry_id:str}", summary="One entry with its full content (L2)")
 async def get_entry(
-    request: Request,
-    knowledge_store: NamedDependency[Knowledge],
-    entry_id: FromPath[str],
+    request: Request, knowledge_store: NamedDependency[Knowledge], entry_id: FromPath[str]
 ) -> dict:
     entry = await in_thread(knowledge_store.get, entry_id, viewer_id=request.user.id)
     return entry_full(entry)
@@ -137,9 +137,7 @@ async def get_entry(
 
 @delete("/{entry_id:str}", summary="Delete an entry")
 async def delete_entry(
-    request: Request,
-    knowledge_store: NamedDependency[Knowledge],
-    entry_id: FromPath[str],
+    request: Request, knowledge_store: NamedDependency[Knowledge], entry_id: FromPath[str]
 ) -> None:
     entry = await in_thread(knowledge_store.get, entry_id, viewer_id=request.user.id)
     if entry.owner_id is None and not request.user.is_admin:

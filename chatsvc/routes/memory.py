@@ -52,8 +52,7 @@ def _blank_to_none(value: str | None) -> str | None:
 @get("/", summary="List memories", description="All live memories, or those that apply in "
      "`project_id` (global + that project's), in injection order.")
 async def list_memories(
-    request: Request,
-    memory_service: NamedDependency[MemoryService],
+    request: Request, memory_service: NamedDependency[MemoryService],
     project_id: FromQuery[str | None] = None,
 ) -> dict:
     memories = await in_thread(
@@ -64,20 +63,28 @@ async def list_memories(
 
 @post("/", summary="Create a memory")
 async def create(
-    request: Request, memory_service: NamedDependency[MemoryService], data: JSONBody[dict[str, Any]]
+    request: Request, memory_service: NamedDependency[MemoryService],
+    data: JSONBody[dict[str, Any]]
 ) -> dict:
-    body = _fields(data, _EDITABLE)
-    for key in ("content", "type", "scope"):
+    body = _fields(data,
+    _EDITABLE)
+    for key in ("content", "type",
+    "scope"):
         if key not in body:
-            raise InvalidMemory(key, "required")
-    fields = MemoryFields(body["type"], body["scope"], body.get("project_id"), body["content"])
-    memory = await memory_service.create(request.user.id, fields)
+            raise InvalidMemory(key,
+    "required")
+    fields = MemoryFields(body["type"], body["scope"], body.get("project_id"),
+    body["content"])
+    memory = await memory_service.create(request.user.id,
+    fields)
     return memory_json(memory)
 
 
-@patch("/{memory_id:str}", summary="Change a memory (re-embedded when its content changes)")
+@patch("/{memory_id:str}",
+    summary="Change a memory (re-embedded when its content changes)")
 async def update(
-    request: Request, memory_service: NamedDependency[MemoryService], memory_id: FromPath[str],
+    request: Request,
+    memory_service: NamedDependency[MemoryService], memory_id: FromPath[str],
     data: JSONBody[dict[str, Any]],
 ) -> dict:
     changes = _fields(data, _EDITABLE)

@@ -108,11 +108,8 @@ async def _stream(relay: Relay, ident: str, model: str,
 @post("/chat/completions", summary="OpenAI-compatible chat", status_code=200,
       operation_class=OpenAIStreamingOperation)
 async def chat_completions(
-    request: Request,
-    settings: NamedDependency[Settings],
-    sources: NamedDependency[Sources],
-    llm: NamedDependency[LLM],
-    data: JSONBody[dict],
+    request: Request, settings: NamedDependency[Settings], sources: NamedDependency[Sources],
+    llm: NamedDependency[LLM], data: JSONBody[dict],
 ) -> ASGIApp:
     model = data.get("model")
     if not isinstance(model, str) or not model:

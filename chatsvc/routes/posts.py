@@ -48,23 +48,26 @@ def default_excerpt(title: str, content: str) -> str:
 
 
 async def _synced(
-    knowledge: KnowledgeService, post_obj: Post | None, post_id: str, body: dict, status: int
+    knowledge: KnowledgeService, post_obj: Post | None, post_id: str, body: dict,
+    status: int
 ) -> Response:
     """Index/unindex the post, then answer; LLM tiers run after the response."""
-    saved = await knowledge.sync_post(post_obj, post_id)
+    saved = await knowledge.sync_post(post_obj,
+    post_id)
     background = None
     if saved is not None and knowledge.wants_llm_tiers(saved):
         background = BackgroundTask(
-            knowledge.write_llm_tiers, saved.entry.id, saved.entry.content_hash
+            knowledge.write_llm_tiers,
+    saved.entry.id, saved.entry.content_hash
         )
-    return Response(body, status_code=status, background=background)
+    return Response(body, status_code=status,
+    background=background)
 
 
 @get(summary="Recent posts")
 async def list_posts(
     request: Request,
-    posts: NamedDependency[Posts],
-    limit: FromQuery[int] = 20,
+    posts: NamedDependency[Posts], limit: FromQuery[int] = 20,
 ) -> dict:
     check.bounded("limit", limit, 1, 100)
     found = await in_thread(posts.list, limit=limit, include_drafts=request.user.is_admin)
@@ -73,9 +76,7 @@ async def list_posts(
 
 @post(summary="Create a post (admin)", guards=[admin_only])
 async def create_post(
-    request: Request,
-    posts: NamedDependency[Posts],
-    knowledge: NamedDependency[KnowledgeService],
+    request: Request, posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
     data: JSONBody[PostIn],
 ) -> Response:
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
@@ -97,10 +98,8 @@ async def get_post(request: Request, posts: NamedDependency[Posts], post_id: Fro
 
 @patch("/{post_id:str}", summary="Change a post (admin)", guards=[admin_only])
 async def update_post(
-    posts: NamedDependency[Posts],
-    knowledge: NamedDependency[KnowledgeService],
-    post_id: FromPath[str],
-    data: JSONBody[dict[str, Any]],
+    posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
+    post_id: FromPath[str], data: JSONBody[dict[str, Any]],
 ) -> Response:
     changes = _post_changes(data)
     updated = await in_thread(posts.update, post_id, **changes)
@@ -128,8 +127,7 @@ def _post_changes(data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
 
 @delete("/{post_id:str}", summary="Delete a post (admin)", guards=[admin_only])
 async def delete_post(
-    posts: NamedDependency[Posts],
-    knowledge: NamedDependency[KnowledgeService],
+    posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
     post_id: FromPath[str],
 ) -> None:
     await in_thread(posts.delete, post_id)
