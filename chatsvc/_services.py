@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
-from chatsvc.chat import Sources
-from chatsvc.chat._llm import LLM
+from chatsvc.chat import LLM, Sources
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService

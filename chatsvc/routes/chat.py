@@ -16,8 +16,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
-from chatsvc.chat import Sources, Turn
-from chatsvc.chat._llm import LLM
+from chatsvc.chat import LLM, Sources, Turn
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import StreamingOperation
 from store import Chats

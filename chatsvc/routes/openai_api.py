@@ -21,8 +21,7 @@ from sse_starlette import ServerSentEvent
 
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
-from chatsvc.chat import Prepared, Relay, Sources, prepare
-from chatsvc.chat._llm import LLM
+from chatsvc.chat import LLM, Prepared, Relay, Sources, prepare
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import OpenAIStreamingOperation
 from chatsvc.routes.chat import check_message, event_stream, joined
