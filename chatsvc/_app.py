@@ -14,24 +14,7 @@ from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
 from chatsvc.extraction import schedule
-from chatsvc.routes import (
-    chat,
-    console,
-    extraction,
-    fact_sheet,
-    facts,
-    health,
-    knowledge,
-    memory,
-    openai_api,
-    posts,
-)
-
-ROUTES = [
-    health.health, health.me, fact_sheet.latest_sheet, fact_sheet.generate_sheet,
-    extraction.extract_facts, *facts.ROUTES, memory.router, *knowledge.ROUTES, *posts.ROUTES,
-    *chat.ROUTES, *openai_api.ROUTES, *console.ROUTES,
-]
+from chatsvc.routes import DEPENDENCIES, ROUTERS
 
 
 def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Litestar:
@@ -54,7 +37,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                 await app.state.services.aclose()
 
     return Litestar(
-        route_handlers=ROUTES,
+        route_handlers=ROUTERS,
+        dependencies=DEPENDENCIES,
         lifespan=[lifespan],
         middleware=[auth_middleware()],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -23,7 +23,7 @@ class BearerAuth(AbstractAuthenticationMiddleware):
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise NotAuthorizedException("missing bearer token: send Authorization: Bearer <token>")
-        users = connection.app.state.services.users
+        users = connection.app.state.services.stores.users
         user = await in_thread(users.authenticate, token.strip())
         if user is None:
             raise NotAuthorizedException("invalid or revoked token")

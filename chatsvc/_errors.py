@@ -1,17 +1,25 @@
-"""The chatsvc exception tree.
+"""The exceptions chatsvc raises: two roots, because `store` never imports chatsvc.
 
-    ChatsvcError
+    ChatsvcError                 chatsvc's own errors
     ├── SettingsError            bad configuration; the message says how to fix it
     ├── EmbeddingError           the embedding provider failed
     │   └── EmbeddingUnavailable the provider is down (breaker open, refused, timeout)
     ├── UpstreamError            the LLM failed (status_code set when it answered)
-    └── (store) StoreError       re-exported from `store`
-        ├── NotFound
-        ├── DatabaseBusy         the write lock stayed taken past the busy timeout
-        └── VectorUnavailable    sqlite-vec missing or dimension CONFLICT
+    └── InvalidMemory            a memory field is invalid
+
+    StoreError                   the store's errors, re-exported from `store`
+    ├── NotFound
+    ├── DatabaseBusy             the write lock stayed taken past the busy timeout
+    ├── VectorUnavailable        sqlite-vec missing or dimension conflict
+    ├── InvalidFact              a fact field the store does not accept
+    ├── UserExists               (CLI only)
+    └── AlreadyProcessed         (extraction only, never leaves it)
+
+`chatsvc._errors_http` maps those a request can meet to an HTTP answer, in this
+order; anything else is a 500.
 """
 
-from store import DatabaseBusy, NotFound, StoreError, VectorUnavailable
+from store import DatabaseBusy, InvalidFact, NotFound, StoreError, VectorUnavailable
 
 
 class ChatsvcError(Exception):
@@ -38,11 +46,21 @@ class UpstreamError(ChatsvcError):
         self.status_code = status_code
 
 
+class InvalidMemory(ChatsvcError):
+    """A memory field is invalid; `field` names it (answered as 400)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
 __all__ = [
     "ChatsvcError",
     "DatabaseBusy",
     "EmbeddingError",
     "EmbeddingUnavailable",
+    "InvalidFact",
+    "InvalidMemory",
     "NotFound",
     "SettingsError",
     "StoreError",

@@ -10,8 +10,14 @@ import logging
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
-from chatsvc._errors import EmbeddingError
-from store import DatabaseBusy, InvalidFact, NotFound, VectorUnavailable
+from chatsvc._errors import (
+    DatabaseBusy,
+    EmbeddingError,
+    InvalidFact,
+    InvalidMemory,
+    NotFound,
+    VectorUnavailable,
+)
 
 log = logging.getLogger("chatsvc.http")
 
@@ -52,7 +58,11 @@ def _not_found(request: Request, exc: NotFound) -> Response:
     return error_response(request, 404, "not found")
 
 
-def _invalid(request: Request, exc: InvalidFact) -> Response:
+def _invalid_memory(request: Request, exc: InvalidMemory) -> Response:
+    return error_response(request, 400, str(exc))
+
+
+def _invalid_fact(request: Request, exc: InvalidFact) -> Response:
     return error_response(request, 400, str(exc), [{"key": exc.field, "message": str(exc)}])
 
 
@@ -78,15 +88,18 @@ def _internal(request: Request, exc: Exception) -> Response:
     return error_response(request, 500, "internal error; see the server log")
 
 
+# In the order of the tree in chatsvc._errors; Litestar picks the nearest class.
 EXCEPTION_HANDLERS = {
     HTTPException: _http_exception,
-    NotFound: _not_found,
-    InvalidFact: _invalid,
-    VectorUnavailable: _unavailable,
-    DatabaseBusy: _busy,
     UnicodeDecodeError: _not_utf8,
-    # Any embedding failure (down, model not pulled, bad answer) is a degraded
-    # dependency for the caller, not a server bug.
+    # ChatsvcError: any embedding failure (down, model not pulled, bad answer) is a
+    # degraded dependency for the caller, not a server bug.
     EmbeddingError: _unavailable,
+    InvalidMemory: _invalid_memory,
+    # StoreError
+    NotFound: _not_found,
+    DatabaseBusy: _busy,
+    VectorUnavailable: _unavailable,
+    InvalidFact: _invalid_fact,
     Exception: _internal,
 }

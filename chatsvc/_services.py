@@ -1,4 +1,9 @@
-"""Everything a request needs, built once per process from the settings."""
+"""The process's long-lived objects, built once from the settings.
+
+`Services` only holds them: routes receive single pieces through Litestar's
+dependency injection (`chatsvc.routes.DEPENDENCIES`) and domain code is handed
+what it uses, never the whole container.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +11,28 @@ from dataclasses import dataclass
 
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
+from chatsvc.chat import Sources
 from chatsvc.embeddings import Embedder, build_embedder
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
 from chatsvc.knowledge import KnowledgeService
 from chatsvc.llm import LLM
-from store import Chats, Facts, Memories, Posts, Users
-from store.backend import DatabaseLike, open_database, stores_for
-from store.fact_sheets import FactSheets
+from chatsvc.memory import MemoryService
+from store.backend import Stores, open_database, stores_for
 
 
 @dataclass
 class Services:
     settings: Settings
-    db: DatabaseLike
-    users: Users
+    stores: Stores  # the database and one store per domain
     embedder: Embedder
-    health: HealthChecker
-    chats: Chats
     llm: LLM
-    fact_sheets: FactSheets
-    facts: Facts
+    health: HealthChecker
     fact_service: FactService
-    extractor: FactExtractor
-    memories: Memories
+    memory_service: MemoryService
     knowledge: KnowledgeService
-    posts: Posts
+    extractor: FactExtractor
+    sources: Sources  # what a chat turn reads
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -47,20 +48,25 @@ class Services:
         )
         stores = stores_for(db, knowledge_rescore=settings.knowledge_rescore_candidates)
         fact_service = FactService(stores.facts, embedder)
+        memory_service = MemoryService(stores.memories, embedder, settings)
         llm = LLM(settings)  # the one upstream client: chat, extraction, knowledge tiers
         extractor = FactExtractor(settings, llm, fact_service, db=db, sheets=stores.fact_sheets,
                                   queue=stores.extraction)
+        knowledge = KnowledgeService(settings, stores.knowledge, embedder, llm)
+        sources = Sources(
+            settings=settings, db=db, embedder=embedder, chats=stores.chats,
+            fact_sheets=stores.fact_sheets, facts=stores.facts, memory=memory_service,
+            knowledge=knowledge, posts=stores.posts,
+        )
         return cls(
-            settings=settings, db=db, users=stores.users, embedder=embedder,
-            health=HealthChecker(settings, db, embedder), chats=stores.chats, llm=llm,
-            fact_sheets=stores.fact_sheets, facts=stores.facts, fact_service=fact_service,
-            extractor=extractor, memories=stores.memories,
-            knowledge=KnowledgeService(settings, stores.knowledge, embedder, llm),
-            posts=stores.posts,
+            settings=settings, stores=stores, embedder=embedder, llm=llm,
+            health=HealthChecker(settings, db, embedder), fact_service=fact_service,
+            memory_service=memory_service, knowledge=knowledge, extractor=extractor,
+            sources=sources,
         )
 
     async def aclose(self) -> None:
         await self.embedder.aclose()
         await self.health.aclose()
         await self.llm.aclose()
-        self.db.close()
+        self.stores.db.close()

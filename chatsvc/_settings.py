@@ -297,13 +297,6 @@ def _seconds_or_off(raw: str) -> float:
     return value
 
 
-def _flag(raw: str) -> bool:
-    value = raw.lower()
-    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-        raise ValueError("use true or false")
-    return value in ("1", "true", "yes", "on")
-
-
 def _log_level(raw: str) -> str:
     level = raw.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):

@@ -1,10 +1,11 @@
 """User memory for requests and chat turns.
 
 Writes are validated and keep the vector index in step (embedding failure never
-fails a save: the row waits for backfill). `memory_injection` is what a chat
-turn calls: the deterministic baseline for the stable prefix plus semantic
+fails a save: the row waits for backfill). `MemoryService.injection` is what a
+chat turn calls: the deterministic baseline for the stable prefix plus semantic
 recall for the per-message block, degrading to the baseline alone, with a
-reason and a log line, whenever recall cannot run.
+reason and a log line, whenever recall cannot run. `MemoryService` is the glue
+between `store.memory` and the embedder, as `FactService` is for facts.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chatsvc._errors import ChatsvcError, EmbeddingError
-from chatsvc._services import Services
+from chatsvc._errors import EmbeddingError, InvalidMemory
+from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
+from chatsvc.embeddings import Embedder
 from context.memory import Budget, select_baseline, select_semantic, stable_hash
 from context.tokens import get_tokenizer
-from store import Memory, VectorUnavailable
+from store import Memories, Memory, VectorUnavailable
 from store.memory import MEMORY_TYPES, SCOPES
 
 log = logging.getLogger("chatsvc.memory")
+
+BASELINE_CACHE_SIZE = 1024  # (user, project, version) entries per MemoryService
 
 MAX_PROJECT_ID_CHARS = 200
 
@@ -32,14 +36,6 @@ EMPTY_QUERY = "empty_query"
 VECTOR_STORE_UNAVAILABLE = "vector_store_unavailable"
 DIMENSION_CONFLICT = "dimension_conflict"
 EMBEDDINGS_UNAVAILABLE = "embeddings_unavailable"
-
-
-class InvalidMemory(ChatsvcError):
-    """A memory field is invalid; `field` names it (answered as 400)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 @dataclass(frozen=True)
@@ -100,135 +96,141 @@ def patched(current: Memory, changes: Mapping[str, object]) -> MemoryFields:
     )
 
 
-async def _embed_document(services: Services, content: str) -> list[float] | None:
-    """The content's vector, or None (logged) when it cannot be stored now."""
-    if not services.db.vector_state.ok:
-        return None
-    try:
-        [vector] = await services.embedder.embed_documents([content])
-    except EmbeddingError as exc:
-        log.warning("memory saved without embedding (left for backfill): %s", exc)
-        return None
-    if len(vector) != services.db.embed_dim:
-        log.warning("memory saved without embedding: %d-d vector for a %d-d index",
-                    len(vector), services.db.embed_dim)
-        return None
-    return vector
+class MemoryService:
+    def __init__(self, store: Memories, embedder: Embedder, settings: Settings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self._tokenizer = get_tokenizer(settings.tokenizer)
+        self._baseline_budget = Budget(settings.memory_baseline_max_items,
+                                       settings.memory_baseline_max_tokens, self._tokenizer)
+        # The baseline depends only on stored data, i.e. on the user's memory version:
+        # cache it per version so a turn costs one version lookup, not a read and sort
+        # of every memory. Bounded LRU, shared by the worker threads.
+        self._baselines: OrderedDict[tuple, tuple[Memory, ...]] = OrderedDict()
+        self._baselines_lock = threading.Lock()
+
+    async def create(self, user_id: str, fields: MemoryFields, *, origin: str = "manual"
+                     ) -> Memory:
+        fields = validated(fields, max_chars=self.settings.memory_max_chars)
+        vector = await self._embed_document(fields.content)
+        return await in_thread_shielded(
+            self.store.create, user_id, type=fields.type, scope=fields.scope,
+            project_id=fields.project_id, content=fields.content, origin=origin,
+            embedding=vector,
+        )
+
+    async def update(self, user_id: str, memory_id: str, changes: Mapping[str, object]
+                     ) -> Memory:
+        current = await in_thread(self.store.get, user_id, memory_id)
+        fields = validated(patched(current, changes), max_chars=self.settings.memory_max_chars)
+        changed = fields.content != current.content
+        vector = await self._embed_document(fields.content) if changed else None
+        return await in_thread_shielded(
+            self.store.update, user_id, memory_id, type=fields.type, scope=fields.scope,
+            project_id=fields.project_id, content=fields.content, embedding=vector,
+        )
+
+    async def delete(self, user_id: str, memory_id: str) -> None:
+        await in_thread_shielded(self.store.delete, user_id, memory_id)
+
+    async def baseline(self, user_id: str, project_id: str | None = None) -> list[Memory]:
+        """The deterministic baseline alone (what the stable prefix holds)."""
+        baseline, _ = await in_thread(self._baseline, user_id, project_id)
+        return baseline
+
+    async def injection(
+        self,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        query_text: str | None = None,
+        query_vector: Sequence[float] | None = None,
+    ) -> MemoryInjection:
+        """Baseline + semantic memories for one message. Pass `query_vector` to reuse
+        the turn's query embedding; otherwise `query_text` is embedded here."""
+        settings = self.settings
+        baseline, version = await in_thread(self._baseline, user_id, project_id)
+        hits, reason = await self._recall(user_id, project_id, query_text, query_vector)
+        semantic = select_semantic(
+            hits, baseline,
+            Budget(settings.memory_semantic_max_items, settings.memory_semantic_max_tokens,
+                   self._tokenizer),
+        )
+        return MemoryInjection(
+            memory=baseline,
+            semantic_memory=semantic,
+            mode="deterministic" if reason else "semantic",
+            degraded_reason=reason,
+            version=version,
+            stable_prefix_hash=stable_hash(baseline),
+        )
+
+    def _baseline(self, user_id: str, project_id: str | None) -> tuple[list[Memory], int]:
+        version = self.store.version(user_id)
+        with self._baselines_lock:
+            cached = self._baselines.get((user_id, project_id, version))
+            if cached is not None:
+                self._baselines.move_to_end((user_id, project_id, version))
+                return list(cached), version
+        snapshot = self.store.snapshot(user_id, project_id)
+        baseline = select_baseline(snapshot.memories, self._baseline_budget)
+        with self._baselines_lock:
+            self._baselines[(user_id, project_id, snapshot.version)] = tuple(baseline)
+            while len(self._baselines) > BASELINE_CACHE_SIZE:
+                self._baselines.popitem(last=False)
+        return baseline, snapshot.version
+
+    async def _embed_document(self, content: str) -> list[float] | None:
+        """The content's vector, or None (logged) when it cannot be stored now."""
+        db = self.store.db
+        if not db.vector_state.ok:
+            return None
+        try:
+            [vector] = await self.embedder.embed_documents([content])
+        except EmbeddingError as exc:
+            log.warning("memory saved without embedding (left for backfill): %s", exc)
+            return None
+        if len(vector) != db.embed_dim:
+            log.warning("memory saved without embedding: %d-d vector for a %d-d index",
+                        len(vector), db.embed_dim)
+            return None
+        return vector
+
+    async def _recall(
+        self, user_id: str, project_id: str | None, query_text: str | None,
+        query_vector: Sequence[float] | None,
+    ) -> tuple[list[tuple[Memory, float]], str | None]:
+        """(hits, None), or ([], degraded_reason) after logging why and where."""
+        text = (query_text or "").strip()[: self.settings.memory_query_max_chars]
+        if not text and query_vector is None:
+            # No query at all is the stable prefix asking for its baseline: not worth a
+            # line per new conversation. A blank query from a client still is.
+            level = logging.DEBUG if query_text is None else logging.INFO
+            return _degraded(EMPTY_QUERY, "no query text", level=level)
+        db = self.store.db
+        state = db.vector_state
+        if not state.ok:
+            reason = DIMENSION_CONFLICT if state.conflict else VECTOR_STORE_UNAVAILABLE
+            return _degraded(reason, state.detail)
+        try:
+            vector = query_vector if query_vector is not None else (
+                await self.embedder.embed_query(text))
+        except EmbeddingError as exc:
+            return _degraded(EMBEDDINGS_UNAVAILABLE, str(exc))
+        if len(vector) != db.embed_dim:
+            return _degraded(DIMENSION_CONFLICT, f"query vector has {len(vector)} dimensions, "
+                             f"the index {db.embed_dim}")
+        try:
+            hits = await in_thread(self.store.recall, user_id, vector,
+                                   k=self.settings.memory_top_k, project_id=project_id)
+        except VectorUnavailable as exc:
+            return _degraded(VECTOR_STORE_UNAVAILABLE, str(exc))
+        return hits, None
 
 
-async def create_memory(
-    services: Services, user_id: str, fields: MemoryFields, *, origin: str = "manual"
-) -> Memory:
-    fields = validated(fields, max_chars=services.settings.memory_max_chars)
-    vector = await _embed_document(services, fields.content)
-    return await in_thread_shielded(
-        services.memories.create, user_id, type=fields.type, scope=fields.scope,
-        project_id=fields.project_id, content=fields.content, origin=origin, embedding=vector,
-    )
-
-
-async def update_memory(
-    services: Services, user_id: str, memory_id: str, changes: Mapping[str, object]
-) -> Memory:
-    current = await in_thread(services.memories.get, user_id, memory_id)
-    fields = validated(patched(current, changes), max_chars=services.settings.memory_max_chars)
-    changed = fields.content != current.content
-    vector = await _embed_document(services, fields.content) if changed else None
-    return await in_thread_shielded(
-        services.memories.update, user_id, memory_id, type=fields.type, scope=fields.scope,
-        project_id=fields.project_id, content=fields.content, embedding=vector,
-    )
-
-
-async def delete_memory(services: Services, user_id: str, memory_id: str) -> None:
-    await in_thread_shielded(services.memories.delete, user_id, memory_id)
-
-
-async def memory_injection(
-    services: Services,
-    user_id: str,
-    *,
-    project_id: str | None = None,
-    query_text: str | None = None,
-    query_vector: Sequence[float] | None = None,
-) -> MemoryInjection:
-    """Baseline + semantic memories for one message. Pass `query_vector` to reuse
-    the turn's query embedding; otherwise `query_text` is embedded here."""
-    settings = services.settings
-    baseline, version = await in_thread(_baseline, services, user_id, project_id)
-    hits, reason = await _recall(services, user_id, project_id, query_text, query_vector)
-    semantic = select_semantic(
-        hits, baseline,
-        Budget(settings.memory_semantic_max_items, settings.memory_semantic_max_tokens,
-               get_tokenizer(settings.tokenizer)),
-    )
-    return MemoryInjection(
-        memory=baseline,
-        semantic_memory=semantic,
-        mode="deterministic" if reason else "semantic",
-        degraded_reason=reason,
-        version=version,
-        stable_prefix_hash=stable_hash(baseline),
-    )
-
-
-# The baseline depends only on stored data, i.e. on the user's memory version:
-# cache it per version so a turn costs one version lookup, not a read and sort of
-# every memory. Bounded LRU, shared by the worker threads.
-_BASELINE_CACHE_SIZE = 1024
-_baselines: OrderedDict[tuple, tuple[Memory, ...]] = OrderedDict()
-_baselines_lock = threading.Lock()
-
-
-def _baseline(services: Services, user_id: str, project_id: str | None):
-    settings = services.settings
-    budget = Budget(settings.memory_baseline_max_items, settings.memory_baseline_max_tokens,
-                    get_tokenizer(settings.tokenizer))
-    where = (str(services.db.path), user_id, project_id, budget)
-    version = services.memories.version(user_id)
-    with _baselines_lock:
-        cached = _baselines.get((*where, version))
-        if cached is not None:
-            _baselines.move_to_end((*where, version))
-            return list(cached), version
-    snapshot = services.memories.snapshot(user_id, project_id)
-    baseline = select_baseline(snapshot.memories, budget)
-    with _baselines_lock:
-        _baselines[(*where, snapshot.version)] = tuple(baseline)
-        while len(_baselines) > _BASELINE_CACHE_SIZE:
-            _baselines.popitem(last=False)
-    return baseline, snapshot.version
-
-
-async def _recall(services, user_id, project_id, query_text, query_vector):
-    """(hits, None), or ([], degraded_reason) after logging why and where."""
-    text = (query_text or "").strip()[: services.settings.memory_query_max_chars]
-    if not text and query_vector is None:
-        # No query at all is the stable prefix asking for its baseline: not worth a
-        # line per new conversation. A blank query from a client still is.
-        level = logging.DEBUG if query_text is None else logging.INFO
-        return _degraded(EMPTY_QUERY, "no query text", level=level)
-    state = services.db.vector_state
-    if not state.ok:
-        conflict = state.conflict
-        return _degraded(DIMENSION_CONFLICT if conflict else VECTOR_STORE_UNAVAILABLE, state.detail)
-    try:
-        vector = query_vector if query_vector is not None else (
-            await services.embedder.embed_query(text))
-    except EmbeddingError as exc:
-        return _degraded(EMBEDDINGS_UNAVAILABLE, str(exc))
-    if len(vector) != services.db.embed_dim:
-        return _degraded(DIMENSION_CONFLICT, f"query vector has {len(vector)} dimensions, "
-                         f"the index {services.db.embed_dim}")
-    try:
-        hits = await in_thread(services.memories.recall, user_id, vector,
-                               k=services.settings.memory_top_k, project_id=project_id)
-    except VectorUnavailable as exc:
-        return _degraded(VECTOR_STORE_UNAVAILABLE, str(exc))
-    return hits, None
-
-
-def _degraded(reason: str, detail: str, *, level: int = logging.WARNING):
+def _degraded(reason: str, detail: str, *, level: int = logging.WARNING
+              ) -> tuple[list[tuple[Memory, float]], str]:
     log.log(level, "memory recall degraded (path: semantic -> baseline, reason: %s): %s",
             reason, detail)
     return [], reason

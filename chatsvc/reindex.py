@@ -9,21 +9,19 @@ embed-facts` backfills the facts entry only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from operator import attrgetter
 
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
+from store.backend import Stores
 from store.contract import Reindexable
-
-if TYPE_CHECKING:
-    from chatsvc._services import Services
 
 BATCH_SIZE = 50
 
-REINDEXABLE: dict[str, Callable[[Services], Reindexable]] = {
-    "facts": lambda services: services.facts,
-    "memory": lambda services: services.memories,
-    "knowledge": lambda services: services.knowledge.knowledge,
+REINDEXABLE: dict[str, Callable[[Stores], Reindexable]] = {
+    "facts": attrgetter("facts"),
+    "memory": attrgetter("memories"),
+    "knowledge": attrgetter("knowledge"),
 }
 
 

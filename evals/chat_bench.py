@@ -37,7 +37,7 @@ import numpy as np
 import uvicorn
 
 from chatsvc import Services, Settings, create_app
-from chatsvc.chat._relay import Relay
+from chatsvc.chat import Relay
 from chatsvc.embeddings import LocalEmbedder, build_embedder
 from chatsvc.fact_sheet import generate
 from chatsvc.llm import LLM
@@ -60,14 +60,14 @@ def unit_vectors(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
 
 def populate(services: Services, user_id: str, n_facts: int, n_chunks: int) -> dict:
     rng = np.random.default_rng(7)
-    dim = services.db.embed_dim
+    dim = services.stores.db.embed_dim
     timings = {}
     started = time.perf_counter()
     for i in range(n_facts):
-        services.facts.create(user_id, category=CATEGORIES[i % 4],
+        services.stores.facts.create(user_id, category=CATEGORIES[i % 4],
                               fact=f"Synthetic fact {i} about topic {i % 97} and item {i % 13}")
-    jobs = services.facts.unembedded(limit=n_facts)
-    services.facts.save_embeddings(list(zip(jobs, unit_vectors(len(jobs), dim, rng).tolist(),
+    jobs = services.stores.facts.unembedded(limit=n_facts)
+    services.stores.facts.save_embeddings(list(zip(jobs, unit_vectors(len(jobs), dim, rng).tolist(),
                                             strict=True)))
     timings["facts_s"] = round(time.perf_counter() - started, 1)
 
@@ -87,12 +87,12 @@ def populate(services: Services, user_id: str, n_facts: int, n_chunks: int) -> d
     timings["chunks_s"] = round(time.perf_counter() - started, 1)
 
     for i in range(20):
-        services.memories.create(user_id, type="preference", scope="global",
+        services.stores.memories.create(user_id, type="preference", scope="global",
                                  project_id=None, content=f"Preference number {i}",
                                  origin="manual", embedding=unit_vectors(1, dim, rng)[0].tolist())
-    generate(services.fact_sheets, user_id, now=datetime.now(UTC))
+    generate(services.stores.fact_sheets, user_id, now=datetime.now(UTC))
     for i in range(4):
-        services.posts.create(author_id=None, title=f"Post {i}", content=f"Body {i}",
+        services.stores.posts.create(author_id=None, title=f"Post {i}", content=f"Body {i}",
                               excerpt=f"Excerpt {i}", published=True)
     return timings
 
@@ -224,7 +224,7 @@ def run(args) -> dict:
             "CHATSVC_LOG_LEVEL": "WARNING",
         })
         services = Services.open(settings, embedder=LocalEmbedder())
-        user, token = services.users.add("bench")
+        user, token = services.stores.users.add("bench")
         headers = {"Authorization": f"Bearer {token}"}
         result = {"facts": args.facts, "chunks": args.chunks,
                   "populate": populate(services, user.id, args.facts, args.chunks)}
@@ -237,7 +237,7 @@ def run(args) -> dict:
             result["rag"]["modes"] = sorted({r["mode"] for r in rag})
             result["relay"] = relay(base, headers, upstream, args.relay_chunks)
             # Production client and breaker settings, Ollama on a closed port.
-            services.embedder = build_embedder(settings.with_overrides(
+            services.sources.embedder = build_embedder(settings.with_overrides(
                 embeddings="ollama", ollama_url="http://127.0.0.1:9"))
             down = turns(http, upstream, args.turns)
             result["ollama_down"] = {key: pct([r[key] for r in down]) for key in down[0]
@@ -246,7 +246,7 @@ def run(args) -> dict:
         result["notice_down"] = asyncio.run(notice_down(settings))
         result["relay_in_process"] = asyncio.run(
             relay_in_process(upstream, settings, args.relay_chunks))
-        services.db.close()
+        services.stores.db.close()
     return result
 
 

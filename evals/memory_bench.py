@@ -1,6 +1,6 @@
 """Memory injection latency: baseline + semantic recall for one user, per message.
 
-Measures `chatsvc.memory.memory_injection` with a precomputed query vector (the
+Measures `MemoryService.injection` with a precomputed query vector (the
 chat turn reuses its one query embedding), so embedding time is excluded; real
 SQLite + sqlite-vec, random unit vectors at the local model's 384 dimensions.
 Writes evals/results/memory_injection.{json,md}.
@@ -23,7 +23,6 @@ import anyio
 
 from chatsvc import Services, Settings
 from chatsvc.embeddings import LOCAL_DIM, LocalEmbedder
-from chatsvc.memory import memory_injection
 from context.memory import Budget, select_baseline
 from evals._machine import describe
 
@@ -40,7 +39,7 @@ def unit_vector(rng: random.Random) -> list[float]:
 def seed(services: Services, user_id: str, count: int, rng: random.Random) -> None:
     for i in range(count):
         project = rng.random() < 0.3
-        services.memories.create(
+        services.stores.memories.create(
             user_id, type=TYPES[i % 4], scope="project" if project else "global",
             project_id=f"p{i % 5}" if project else None,
             content=f"memory {i}: the user mentioned detail number {i} about topic {i % 37}",
@@ -61,18 +60,19 @@ def timed(fn, *args, **kwargs) -> float:
 
 async def measure(services: Services, user_id: str, queries: int, rng: random.Random) -> dict:
     vectors = [unit_vector(rng) for _ in range(queries)]
-    await memory_injection(services, user_id, project_id="p1", query_vector=vectors[0])  # warm
+    memory = services.memory_service
+    await memory.injection(user_id, project_id="p1", query_vector=vectors[0])  # warm
     turns = []
     for vector in vectors:
         start = time.perf_counter()
-        await memory_injection(services, user_id, project_id="p1", query_vector=vector)
+        await memory.injection(user_id, project_id="p1", query_vector=vector)
         turns.append((time.perf_counter() - start) * 1000)
     budget = Budget(services.settings.memory_baseline_max_items,
                     services.settings.memory_baseline_max_tokens)
     # The first turn after a memory change: read and order every memory once.
     cold = [timed(lambda: select_baseline(
-        services.memories.snapshot(user_id, "p1").memories, budget)) for _ in range(20)]
-    recall = [timed(services.memories.recall, user_id, v, k=20, project_id="p1")
+        services.stores.memories.snapshot(user_id, "p1").memories, budget)) for _ in range(20)]
+    recall = [timed(services.stores.memories.recall, user_id, v, k=20, project_id="p1")
               for v in vectors[:50]]
     return {"p50_ms": round(statistics.median(turns), 2),
             "p95_ms": round(percentile(turns, 0.95), 2), "queries": queries,
@@ -87,12 +87,12 @@ def run(sizes: list[int], queries: int) -> list[dict]:
             settings = Settings.from_env({"CHATSVC_DATA_DIR": tmp, "CHATSVC_EMBEDDINGS": "local"})
             services = Services.open(settings, embedder=LocalEmbedder())
             try:
-                user, _ = services.users.add("bench")
+                user, _ = services.stores.users.add("bench")
                 seed(services, user.id, size, rng)
                 timing = anyio.run(measure, services, user.id, queries, rng)
                 rows.append({"memories": size, **timing})
             finally:
-                services.db.close()
+                services.stores.db.close()
         print(rows[-1], flush=True)
     return rows
 

@@ -78,7 +78,7 @@ def upstream_settings(isolated_env, upstream, monkeypatch) -> Settings:
 def services(settings, local_embedder):
     opened = Services.open(settings, embedder=local_embedder)
     yield opened
-    opened.db.close()
+    opened.stores.db.close()
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def make_user(services):
     """make_user(name, admin=False) -> (User, auth headers)."""
 
     def make(name: str, *, admin: bool = False):
-        user, token = services.users.add(name, admin=admin)
+        user, token = services.stores.users.add(name, admin=admin)
         return user, {"Authorization": f"Bearer {token}"}
 
     return make

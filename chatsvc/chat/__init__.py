@@ -1,1 +1,15 @@
-"""One chat turn: context from the stores, the upstream LLM, the relay of its answer."""
+"""One chat turn: context from the stores, the upstream LLM, the relay of its answer.
+
+`Sources` is what a turn reads, `prepare` builds its prompt, `Relay` streams the
+answer and `Turn` ties them to a stored conversation.
+"""
+
+from chatsvc.chat._gather import Sources
+from chatsvc.chat._prepare import Prepared, prepare, stable_snapshot, user_today
+from chatsvc.chat._relay import Outcome, Relay
+from chatsvc.chat._turn import Turn
+
+__all__ = [
+    "Outcome", "Prepared", "Relay", "Sources", "Turn", "prepare", "stable_snapshot",
+    "user_today",
+]

@@ -1,18 +1,26 @@
-"""Where each context layer comes from: one async function per source.
+"""Where each context layer comes from: one async method per source.
 
-The narrow interface between the chat and the domain stores/services. Nothing
-here is ever made up: a source with nothing to say gives an empty layer. Store
-calls run in worker threads.
+`Sources` is the narrow interface between the chat and the domain stores and
+services: exactly what a turn reads, nothing else. Nothing here is ever made up:
+a source with nothing to say gives an empty layer. Store calls run in worker
+threads.
 """
 
 from __future__ import annotations
 
-from chatsvc._services import Services
+from dataclasses import dataclass
+
+from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
+from chatsvc.embeddings import Embedder
 from chatsvc.fact_sheet import context_facts
-from chatsvc.memory import memory_injection
+from chatsvc.knowledge import KnowledgeService
+from chatsvc.memory import MemoryService
 from context import ConversationSummary, Doc, FactHit, MemoryItem, Post, SheetFact, Snippet
+from store import Chats, Facts, Posts
+from store.backend import DatabaseLike
 from store.chats import Conversation
+from store.fact_sheets import FactSheets
 
 RECENT_CONVERSATIONS = 5
 RELATED_FACTS = 10
@@ -20,72 +28,74 @@ KNOWLEDGE_SNIPPETS = 5
 FALLBACK_POSTS = 3
 
 
-# -- stable layers (pinned per conversation) ------------------------------------------
+@dataclass
+class Sources:
+    """What a turn's context is read from, and the settings that bound it."""
 
+    settings: Settings
+    db: DatabaseLike  # its vector state: whether semantic search can run at all
+    embedder: Embedder
+    chats: Chats
+    fact_sheets: FactSheets
+    facts: Facts
+    memory: MemoryService
+    knowledge: KnowledgeService
+    posts: Posts
 
-async def fact_sheet(services: Services, user_id: str) -> tuple[str | None, list[SheetFact]]:
-    """(sheet id, entries in sheet order) of the user's latest fact sheet."""
-    found = await in_thread(context_facts, services.fact_sheets, user_id)
-    entries = [SheetFact(e["category"], e["fact"], rank) for rank, e in enumerate(found.entries)]
-    return found.sheet_id, entries
+    # -- stable layers (pinned per conversation) --------------------------------------
 
+    async def fact_sheet(self, user_id: str) -> tuple[str | None, list[SheetFact]]:
+        """(sheet id, entries in sheet order) of the user's latest fact sheet."""
+        found = await in_thread(context_facts, self.fact_sheets, user_id)
+        entries = [SheetFact(e["category"], e["fact"], rank)
+                   for rank, e in enumerate(found.entries)]
+        return found.sheet_id, entries
 
-async def baseline_memory(
-    services: Services, user_id: str, project_id: str | None
-) -> list[MemoryItem]:
-    """The deterministic memory baseline (query-independent), in its own order."""
-    injection = await memory_injection(services, user_id, project_id=project_id)
-    return [MemoryItem(m.id, m.type, m.content) for m in injection.memory]
+    async def baseline_memory(self, user_id: str, project_id: str | None) -> list[MemoryItem]:
+        """The deterministic memory baseline (query-independent), in its own order."""
+        baseline = await self.memory.baseline(user_id, project_id)
+        return [MemoryItem(m.id, m.type, m.content) for m in baseline]
 
+    async def pinned_docs(self, user_id: str) -> list[Doc]:
+        """Documents pinned into every conversation: no store offers pinning yet."""
+        return []
 
-async def pinned_docs(services: Services, user_id: str) -> list[Doc]:
-    """Documents pinned into every conversation: no store offers pinning yet."""
-    return []
+    async def recent_conversations(
+        self, user_id: str, conversation: Conversation | None
+    ) -> list[ConversationSummary]:
+        earlier = await in_thread(
+            self.chats.recent, user_id, before=conversation, limit=RECENT_CONVERSATIONS
+        )
+        return [ConversationSummary(c.id, c.title, c.created_at) for c in earlier]
 
+    # -- per-message layers (one query embedding) -------------------------------------
 
-async def recent_conversations(
-    services: Services, user_id: str, conversation: Conversation | None
-) -> list[ConversationSummary]:
-    earlier = await in_thread(
-        services.chats.recent, user_id, before=conversation, limit=RECENT_CONVERSATIONS
-    )
-    return [ConversationSummary(c.id, c.title, c.created_at) for c in earlier]
+    async def related_facts(self, user_id: str, vector: list[float]) -> list[FactHit]:
+        """The user's nearest live facts (KNN in the user's partition)."""
+        hits = await in_thread(self.facts.search_by_vector, user_id, vector, limit=RELATED_FACTS)
+        return [FactHit(h.fact.id, h.fact.category, h.fact.fact, h.distance,
+                        h.fact.last_extracted_at) for h in hits]
 
+    async def semantic_memory(
+        self, user_id: str, project_id: str | None, vector: list[float]
+    ) -> list[MemoryItem]:
+        """Recalled memories not already in the baseline, nearest first."""
+        injection = await self.memory.injection(
+            user_id, project_id=project_id, query_vector=vector
+        )
+        return [MemoryItem(m.id, m.type, m.content, distance)
+                for m, distance in injection.semantic_memory]
 
-# -- per-message layers (one query embedding) -----------------------------------------
+    async def knowledge_snippets(
+        self, user_id: str, query: str, vector: list[float]
+    ) -> list[Snippet]:
+        """Hybrid (BM25 + vector, RRF) knowledge search with the turn's query vector."""
+        hits = await self.knowledge.search_with_vector(
+            user_id, query, vector, limit=KNOWLEDGE_SNIPPETS
+        )
+        return [Snippet(h.chunk_id, h.title, h.text, h.score) for h in hits]
 
-
-async def related_facts(services: Services, user_id: str, vector: list[float]) -> list[FactHit]:
-    """The user's nearest live facts (KNN in the user's partition)."""
-    hits = await in_thread(
-        services.facts.search_by_vector, user_id, vector, limit=RELATED_FACTS
-    )
-    return [FactHit(h.fact.id, h.fact.category, h.fact.fact, h.distance,
-                    h.fact.last_extracted_at) for h in hits]
-
-
-async def semantic_memory(
-    services: Services, user_id: str, project_id: str | None, vector: list[float]
-) -> list[MemoryItem]:
-    """Recalled memories not already in the baseline, nearest first."""
-    injection = await memory_injection(
-        services, user_id, project_id=project_id, query_vector=vector
-    )
-    return [MemoryItem(m.id, m.type, m.content, distance)
-            for m, distance in injection.semantic_memory]
-
-
-async def knowledge_snippets(
-    services: Services, user_id: str, query: str, vector: list[float]
-) -> list[Snippet]:
-    """Hybrid (BM25 + vector, RRF) knowledge search with the turn's query vector."""
-    hits = await services.knowledge.search_with_vector(
-        user_id, query, vector, limit=KNOWLEDGE_SNIPPETS
-    )
-    return [Snippet(h.chunk_id, h.title, h.text, h.score) for h in hits]
-
-
-async def recent_posts(services: Services) -> list[Post]:
-    """The fallback block: the most recent published posts, newest first."""
-    posts = await in_thread(services.posts.recent_published, FALLBACK_POSTS)
-    return [Post(p.id, p.title, p.excerpt) for p in posts]
+    async def recent_posts(self) -> list[Post]:
+        """The fallback block: the most recent published posts, newest first."""
+        posts = await in_thread(self.posts.recent_published, FALLBACK_POSTS)
+        return [Post(p.id, p.title, p.excerpt) for p in posts]

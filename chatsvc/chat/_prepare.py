@@ -20,9 +20,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import anyio
 
 from chatsvc._errors import EmbeddingError, VectorUnavailable
-from chatsvc._services import Services
 from chatsvc._threads import in_thread_shielded
-from chatsvc.chat import _gather as gather
+from chatsvc.chat._gather import Sources
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
 from context.tokens import get_tokenizer
 from store import User
@@ -71,28 +70,28 @@ def user_today(timezone: str, now: datetime) -> date:
 
 
 async def stable_snapshot(
-    services: Services, user: User, conversation: Conversation | None,
+    sources: Sources, user: User, conversation: Conversation | None,
     project_id: str | None, now: datetime,
 ) -> Snapshot:
     """The conversation's pinned snapshot while fresh, else a new one (stored)."""
-    ttl = services.settings.snapshot_ttl_seconds
+    ttl = sources.settings.snapshot_ttl_seconds
     kept = pinned(conversation.snapshot, now, ttl) if conversation else None
     if kept is not None:
         return kept
-    sheet_id, sheet = await gather.fact_sheet(services, user.id)
+    sheet_id, sheet = await sources.fact_sheet(user.id)
     snapshot = Snapshot(
         taken_at=now,
         fact_sheet_id=sheet_id,
         fact_sheet=tuple(sheet),
         recent_conversations=tuple(
-            await gather.recent_conversations(services, user.id, conversation)
+            await sources.recent_conversations(user.id, conversation)
         ),
-        memory=tuple(await gather.baseline_memory(services, user.id, project_id)),
-        docs=tuple(await gather.pinned_docs(services, user.id)),
+        memory=tuple(await sources.baseline_memory(user.id, project_id)),
+        docs=tuple(await sources.pinned_docs(user.id)),
     )
     if conversation is not None:
         await in_thread_shielded(
-            services.chats.set_snapshot, user.id, conversation.id, snapshot.to_json()
+            sources.chats.set_snapshot, user.id, conversation.id, snapshot.to_json()
         )
     return snapshot
 
@@ -106,9 +105,9 @@ def _rag_sources(dynamic: Dynamic) -> list[dict]:
     )
 
 
-async def _fallback(services: Services, reason: str) -> tuple[Dynamic, str, list[dict]]:
+async def _fallback(sources: Sources, reason: str) -> tuple[Dynamic, str, list[dict]]:
     log.warning("chat turn in fallback mode: %s", reason)
-    posts = await gather.recent_posts(services)
+    posts = await sources.recent_posts()
     sources = [{"type": "post", "id": p.id, "title": p.title} for p in posts]
     return Dynamic(posts=tuple(posts)), reason, sources
 
@@ -122,52 +121,50 @@ async def _all(*awaitables):
     return results
 
 
-async def embed_query(services: Services, query: str) -> list[float]:
+async def embed_query(sources: Sources, query: str) -> list[float]:
     """The query's vector within the turn's embedding deadline: a slow embedding
     service retried to the end would hold the answer for minutes (4 x 30 s by default)."""
-    deadline = services.settings.chat_embed_deadline_seconds
+    deadline = sources.settings.chat_embed_deadline_seconds
     try:
         with anyio.fail_after(deadline):
-            return await services.embedder.embed_query(query[:QUERY_CHARS])
+            return await sources.embedder.embed_query(query[:QUERY_CHARS])
     except TimeoutError:
         raise EmbeddingError(f"no query embedding within {deadline:g} s "
                              "(CHATSVC_CHAT_EMBED_DEADLINE)") from None
 
 
 async def dynamic_layers(
-    services: Services, user: User, project_id: str | None, query: str,
+    sources: Sources, user: User, project_id: str | None, query: str,
     timings: dict[str, float],
 ) -> tuple[Dynamic, str | None, list[dict]]:
     """(layers, degraded_reason or None, sources) for the current message."""
-    state = services.db.vector_state
+    state = sources.db.vector_state
     if not state.ok:
-        return await _fallback(services, f"vector store unavailable: {state.detail}")
+        return await _fallback(sources, f"vector store unavailable: {state.detail}")
     clock = Stopwatch(timings)
     try:
         with clock("embed"):
-            vector = await embed_query(services, query)
+            vector = await embed_query(sources, query)
         with clock("search"):
             # Three independent searches with one vector: run them side by side.
             facts, memories, snippets = await _all(
-                clock.timed("facts", gather.related_facts(services, user.id, vector)),
-                clock.timed("memory",
-                            gather.semantic_memory(services, user.id, project_id, vector)),
-                clock.timed("knowledge",
-                            gather.knowledge_snippets(services, user.id, query, vector)),
+                clock.timed("facts", sources.related_facts(user.id, vector)),
+                clock.timed("memory", sources.semantic_memory(user.id, project_id, vector)),
+                clock.timed("knowledge", sources.knowledge_snippets(user.id, query, vector)),
             )
     except EmbeddingError as exc:
-        return await _fallback(services, f"embeddings unavailable: {exc}")
+        return await _fallback(sources, f"embeddings unavailable: {exc}")
     except VectorUnavailable as exc:
-        return await _fallback(services, f"vector store unavailable: {exc.reason}")
+        return await _fallback(sources, f"vector store unavailable: {exc.reason}")
     except Exception as exc:  # RAG failure never breaks a chat
         log.exception("semantic search failed")
-        return await _fallback(services, f"semantic search failed: {type(exc).__name__}")
+        return await _fallback(sources, f"semantic search failed: {type(exc).__name__}")
     dynamic = Dynamic(facts=tuple(facts), memories=tuple(memories), snippets=tuple(snippets))
     return dynamic, None, _rag_sources(dynamic)
 
 
 async def prepare(
-    services: Services, user: User, *, conversation: Conversation | None,
+    sources: Sources, user: User, *, conversation: Conversation | None,
     history: Sequence[Message], current: str, project_id: str | None = None,
     now: datetime | None = None,
 ) -> Prepared:
@@ -175,10 +172,10 @@ async def prepare(
     clock = Stopwatch(timings)
     started = time.perf_counter()
     now = now or datetime.now(UTC)
-    settings = services.settings
+    settings = sources.settings
     with clock("stable"):
-        snapshot = await stable_snapshot(services, user, conversation, project_id, now)
-    dynamic, reason, sources = await dynamic_layers(services, user, project_id, current, timings)
+        snapshot = await stable_snapshot(sources, user, conversation, project_id, now)
+    dynamic, reason, sources = await dynamic_layers(sources, user, project_id, current, timings)
     with clock("assemble"):
         assembly = assemble(
             snapshot=snapshot,

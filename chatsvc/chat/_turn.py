@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from chatsvc._services import Services
 from chatsvc._threads import in_thread, in_thread_shielded
+from chatsvc.chat._gather import Sources
 from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import Outcome, Relay
+from chatsvc.llm import LLM
 from context import Message
 from store import AssistantReply, ChatMessage, Conversation, DatabaseBusy, User
 from store.clock import new_id
@@ -34,7 +35,8 @@ def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
 
 @dataclass
 class Turn:
-    services: Services
+    sources: Sources
+    llm: LLM
     user: User
     conversation: Conversation
     question: ChatMessage
@@ -51,31 +53,31 @@ class Turn:
 
     @classmethod
     async def start(
-        cls, services: Services, user: User, message: str, *,
+        cls, sources: Sources, llm: LLM, user: User, message: str, *,
         conversation_id: str | None, project_id: str | None,
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost."""
         received = started = time.perf_counter()
         conversation, question = await in_thread_shielded(
-            services.chats.start_turn, user.id, message,
+            sources.chats.start_turn, user.id, message,
             conversation_id=conversation_id, project_id=project_id,
         )
-        turn = cls(services, user, conversation, question, new_id(), received_at=received)
+        turn = cls(sources, llm, user, conversation, question, new_id(), received_at=received)
         turn.timings["save_question"] = time.perf_counter() - started
         return turn
 
     async def prepare(self) -> Prepared:
         started = time.perf_counter()
-        stored = await in_thread(self.services.chats.messages, self.user.id, self.conversation.id)
+        stored = await in_thread(self.sources.chats.messages, self.user.id, self.conversation.id)
         self.timings["history"] = time.perf_counter() - started
         self.prepared = await prepare(
-            self.services, self.user, conversation=self.conversation,
+            self.sources, self.user, conversation=self.conversation,
             history=history_of(stored, self.question.id), current=self.question.content,
             project_id=self.conversation.project_id,
         )
-        settings = self.services.settings
+        settings = self.sources.settings
         self.relay = Relay(
-            self.services.llm, self.prepared.assembly.messages,
+            self.llm, self.prepared.assembly.messages,
             timeout=settings.llm_timeout_seconds, on_finish=self._save,
             options={"max_tokens": settings.llm_max_tokens} if settings.llm_max_tokens else None,
         )
@@ -106,7 +108,7 @@ class Turn:
         while True:
             try:
                 await in_thread_shielded(
-                    self.services.chats.finish_turn, self.user.id, self.conversation.id, reply
+                    self.sources.chats.finish_turn, self.user.id, self.conversation.id, reply
                 )
                 return
             except DatabaseBusy:

@@ -30,11 +30,11 @@ async def _extract(services: Services, name: str | None) -> int:
         if name is None:
             results = await services.extractor.run_all()
         else:
-            users = [u for u in services.users.list() if u.name == name]
+            users = [u for u in services.stores.users.list() if u.name == name]
             if not users:
                 return fail(f"no user named {name!r}")
             results = {users[0].id: await services.extractor.run_user(users[0].id)}
-        names = {u.id: u.name for u in services.users.list()}
+        names = {u.id: u.name for u in services.stores.users.list()}
         for user_id, result in results.items():
             print(f"{names.get(user_id, user_id)}: {result.processed_messages} messages, "
                   f"{result.new_facts} new, {result.referenced} referenced, "

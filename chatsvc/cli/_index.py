@@ -17,8 +17,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from chatsvc import source_types
 from chatsvc.cli._common import fail, open_services
-from chatsvc.routes._validate import SOURCE_TYPE
+from chatsvc.knowledge import KnowledgeService
 from store.knowledge import content_hash
 
 _HEADING = re.compile(r"^\s{0,3}#\s+(.+?)\s*$", re.MULTILINE)
@@ -52,25 +53,26 @@ def _read(path: Path) -> str | None:
 
 
 def _index(args: argparse.Namespace) -> int:
-    if not SOURCE_TYPE.match(args.source_type):
-        return fail("--source-type: use 1-32 characters a-z, 0-9, _ or -", 2)
+    if not source_types.valid(args.source_type):
+        return fail(f"--source-type: {source_types.RULE}", 2)
     root = args.path.resolve()
     if not root.exists():
         return fail(f"{root} does not exist", 2)
     services = open_services()
     try:
-        counts = asyncio.run(index_tree(services, root, args.glob, args.source_type))
+        counts = asyncio.run(index_tree(services.knowledge, root, args.glob, args.source_type))
     finally:
-        services.db.close()
+        services.stores.db.close()
     print(", ".join(f"{name} {counts[name]}" for name in
                     ("created", "replaced", "unchanged", "removed", "skipped", "unembedded")))
     return 0
 
 
-async def index_tree(services, root: Path, pattern: str, source_type: str) -> Counter:
+async def index_tree(
+    knowledge: KnowledgeService, root: Path, pattern: str, source_type: str
+) -> Counter:
     """Mirror the files under `root` into shared entries of `source_type`."""
-    knowledge = services.knowledge
-    known = services.knowledge.knowledge.sources(None, source_type)
+    known = knowledge.knowledge.sources(None, source_type)
     counts: Counter = Counter({"unembedded": 0})
     seen, to_tier = set(), []
     try:
@@ -96,7 +98,7 @@ async def index_tree(services, root: Path, pattern: str, source_type: str) -> Co
         counts["unembedded"] = _unembedded_count(knowledge.knowledge)
         await _write_tiers(knowledge, to_tier)
     finally:
-        await services.llm.aclose()  # inside the loop its connections belong to
+        await knowledge.llm.aclose()  # inside the loop its connections belong to
     return counts
 
 

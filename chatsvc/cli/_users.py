@@ -25,11 +25,11 @@ def register(subparsers) -> None:
 def _add(args: argparse.Namespace) -> int:
     services = open_services()
     try:
-        user, token = services.users.add(args.name, admin=args.admin, timezone=args.timezone)
+        user, token = services.stores.users.add(args.name, admin=args.admin, timezone=args.timezone)
     except UserExists as exc:
         return fail(str(exc))
     finally:
-        services.db.close()
+        services.stores.db.close()
     role = "admin" if user.is_admin else "user"
     print(f"created {role} {user.name}; keep this token, it is shown once:")
     print(token)
@@ -39,22 +39,22 @@ def _add(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     services = open_services()
     try:
-        for user in services.users.list():
+        for user in services.stores.users.list():
             state = f"revoked {user.revoked_at}" if user.revoked_at else "active"
             role = "admin" if user.is_admin else "user"
             print(f"{user.name}\t{role}\t{state}\tcreated {user.created_at}")
     finally:
-        services.db.close()
+        services.stores.db.close()
     return 0
 
 
 def _revoke(args: argparse.Namespace) -> int:
     services = open_services()
     try:
-        services.users.revoke(args.name)
+        services.stores.users.revoke(args.name)
     except NotFound as exc:
         return fail(str(exc))
     finally:
-        services.db.close()
+        services.stores.db.close()
     print(f"revoked {args.name}")
     return 0

@@ -51,18 +51,19 @@ def _run(command) -> int:
 
 
 async def _embed_facts_async(services: Services) -> int:
-    if not services.db.vector_state.ok:
-        return fail(f"vector store unavailable: {services.db.vector_state.detail}")
-    return await _backfill(services, "facts", total=services.facts.pending_count())
+    state = services.stores.db.vector_state
+    if not state.ok:
+        return fail(f"vector store unavailable: {state.detail}")
+    return await _backfill(services, "facts", total=services.stores.facts.pending_count())
 
 
 async def _reindex_async(services: Services) -> int:
     ok, detail = await services.embedder.check()
     if not ok:
         return fail(f"embeddings unavailable, nothing was changed: {detail}")
-    services.db.reset_vectors()
+    services.stores.db.reset_vectors()
     print(f"vector tables rebuilt for {services.embedder.model} ({services.embedder.dim}-d)")
-    with services.db.bulk_vectors():  # PostgreSQL: HNSW indexes built once, at the end
+    with services.stores.db.bulk_vectors():  # PostgreSQL: HNSW indexes built once, at the end
         for name in REINDEXABLE:
             code = await _backfill(services, name, total=None)
             if code:
@@ -71,7 +72,7 @@ async def _reindex_async(services: Services) -> int:
 
 
 async def _backfill(services: Services, name: str, *, total: int | None) -> int:
-    store = REINDEXABLE[name](services)
+    store = REINDEXABLE[name](services.stores)
     batches = 0
     with tqdm(total=total, desc=f"embedding {name}", unit="row") as bar:
 

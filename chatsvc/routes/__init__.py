@@ -1,1 +1,28 @@
-"""HTTP route handlers, one module per area of API.md."""
+"""HTTP route handlers, one module per area of API.md.
+
+One style throughout: each module defines its handlers with paths relative to
+one `router` (its path prefix and OpenAPI tag), and ROUTERS lists them all.
+Handlers ask for what they use by parameter name (`DEPENDENCIES`); none reads
+the application state.
+"""
+
+from chatsvc.routes import (
+    chat,
+    console,
+    extraction,
+    fact_sheet,
+    facts,
+    health,
+    knowledge,
+    memory,
+    openai_api,
+    posts,
+)
+from chatsvc.routes._provide import DEPENDENCIES
+
+ROUTERS = [
+    health.router, fact_sheet.router, extraction.router, facts.router, memory.router,
+    knowledge.router, posts.router, chat.router, openai_api.router, console.router,
+]
+
+__all__ = ["DEPENDENCIES", "ROUTERS"]

@@ -1,4 +1,7 @@
-"""Small request checks that answer 400 naming the field (beyond what types enforce)."""
+"""Small request checks that answer 400 naming the field (beyond what types enforce).
+
+`bad` is the one builder of those 400s: every route raises what it returns.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,8 @@ import re
 
 from litestar.exceptions import ValidationException
 
-SOURCE_TYPE = re.compile(r"^[a-z0-9_-]{1,32}$")
+from chatsvc import source_types
+
 # C0 controls and DEL, but tab, newline and carriage return: never meaningful in
 # text a person wrote, and NUL truncates strings in C consumers downstream.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -36,8 +40,8 @@ def plain(field: str, value: str) -> str:
 
 
 def source_type(value: str | None, field: str = "source_type") -> str | None:
-    if value is not None and not SOURCE_TYPE.match(value):
-        raise bad(field, "use 1-32 characters a-z, 0-9, _ or -")
+    if value is not None and not source_types.valid(value):
+        raise bad(field, source_types.RULE)
     return value
 
 

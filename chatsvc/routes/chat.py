@@ -7,17 +7,20 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from litestar import Request, Response, delete, get, post
-from litestar.exceptions import ValidationException
+from litestar import Request, Response, Router, delete, get, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 from litestar.types import ASGIApp
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from chatsvc._errors_http import error_response
+from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
-from chatsvc.chat._turn import Turn
+from chatsvc.chat import Sources, Turn
+from chatsvc.llm import LLM
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import StreamingOperation
+from store import Chats
 
 log = logging.getLogger("chatsvc.chat")
 
@@ -32,18 +35,11 @@ class ChatRequest:
     project_id: str | None = None
 
 
-def invalid(field: str, problem: str) -> ValidationException:
-    return ValidationException(
-        detail=f"invalid value for {field}: {problem}",
-        extra=[{"key": field, "message": problem}],
-    )
-
-
 def check_message(text: str, limit: int, field: str = "message") -> str:
     if not text.strip():
-        raise invalid(field, "must not be empty")
+        raise check.bad(field, "must not be empty")
     if len(text) > limit:
-        raise invalid(field, f"longer than {limit} characters")
+        raise check.bad(field, f"longer than {limit} characters")
     return check.plain(field, text)
 
 
@@ -56,9 +52,8 @@ def joined(events: list[ServerSentEvent]) -> bytes:
     return b"".join(event.encode() for event in events)
 
 
-def event_stream(request: Request,
+def event_stream(settings: Settings,
                  events: AsyncIterator[ServerSentEvent | bytes]) -> EventSourceResponse:
-    settings = request.app.state.services.settings
     return EventSourceResponse(
         events,
         ping=settings.sse_ping_seconds,
@@ -108,17 +103,19 @@ async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent | bytes]:
         yield sse("error", {"code": outcome.error_code, "message": outcome.error_message})
 
 
-@post("/api/chat", summary="Chat (SSE stream or JSON)", tags=["chat"], status_code=200,
+@post("/chat", summary="Chat (SSE stream or JSON)", status_code=200,
       operation_class=StreamingOperation)
-async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
-    services = request.app.state.services
-    message = check_message(data.message, services.settings.max_message_chars)
+async def chat(
+    request: Request, settings: NamedDependency[Settings], sources: NamedDependency[Sources],
+    llm: NamedDependency[LLM], data: JSONBody[ChatRequest],
+) -> ASGIApp:
+    message = check_message(data.message, settings.max_message_chars)
     if data.project_id is not None and not 0 < len(data.project_id.strip()) <= MAX_PROJECT_ID:
-        raise invalid("project_id", f"must be 1-{MAX_PROJECT_ID} characters")
-    turn = await Turn.start(services, request.user, message,
+        raise check.bad("project_id", f"must be 1-{MAX_PROJECT_ID} characters")
+    turn = await Turn.start(sources, llm, request.user, message,
                             conversation_id=data.conversation_id, project_id=data.project_id)
     if data.stream:
-        return event_stream(request, _chat_events(turn))
+        return event_stream(settings, _chat_events(turn))
     await turn.prepare()
     content = "".join([text async for pieces in turn.deltas() for text in pieces])
     outcome = turn.outcome
@@ -131,18 +128,19 @@ async def chat(request: Request, data: JSONBody[ChatRequest]) -> ASGIApp:
                     headers=server_timing(turn))
 
 
-@get("/api/conversations", summary="The caller's conversations", tags=["chat"])
-async def list_conversations(request: Request) -> dict:
-    found = await in_thread(request.app.state.services.chats.list, request.user.id)
+@get("/conversations", summary="The caller's conversations")
+async def list_conversations(request: Request, chats: NamedDependency[Chats]) -> dict:
+    found = await in_thread(chats.list, request.user.id)
     return {"conversations": [
         {"id": c.id, "title": c.title, "created_at": c.created_at, "updated_at": c.updated_at}
         for c in found
     ]}
 
 
-@get("/api/conversations/{conversation_id:str}", summary="One conversation", tags=["chat"])
-async def get_conversation(request: Request, conversation_id: FromPath[str]) -> dict:
-    chats = request.app.state.services.chats
+@get("/conversations/{conversation_id:str}", summary="One conversation")
+async def get_conversation(
+    request: Request, chats: NamedDependency[Chats], conversation_id: FromPath[str]
+) -> dict:
     conversation = await in_thread(chats.get, request.user.id, conversation_id)
     messages = await in_thread(chats.messages, request.user.id, conversation_id)
     return {"id": conversation.id, "title": conversation.title, "messages": [
@@ -152,12 +150,16 @@ async def get_conversation(request: Request, conversation_id: FromPath[str]) -> 
     ]}
 
 
-@delete("/api/conversations/{conversation_id:str}", summary="Delete a conversation",
-        tags=["chat"], status_code=204)
-async def delete_conversation(request: Request, conversation_id: FromPath[str]) -> None:
-    await in_thread_shielded(
-        request.app.state.services.chats.delete, request.user.id, conversation_id
-    )
+@delete("/conversations/{conversation_id:str}", summary="Delete a conversation",
+        status_code=204)
+async def delete_conversation(
+    request: Request, chats: NamedDependency[Chats], conversation_id: FromPath[str]
+) -> None:
+    await in_thread_shielded(chats.delete, request.user.id, conversation_id)
 
 
-ROUTES = [chat, list_conversations, get_conversation, delete_conversation]
+router = Router(
+    path="/api",
+    route_handlers=[chat, list_conversations, get_conversation, delete_conversation],
+    tags=["chat"],
+)

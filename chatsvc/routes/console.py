@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from litestar import get
+from litestar import Router, get
 from litestar.datastructures import CacheControlHeader
 from litestar.response import File
 from litestar.static_files import create_static_files_router
@@ -40,4 +40,4 @@ static_files = create_static_files_router(
     include_in_schema=False,
 )
 
-ROUTES = [console_page, static_files]
+router = Router(path="/", route_handlers=[console_page, static_files])

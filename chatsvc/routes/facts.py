@@ -9,11 +9,12 @@ import math
 from dataclasses import dataclass
 from typing import Annotated
 
-from litestar import Request, delete, get, patch, post
-from litestar.exceptions import ValidationException
+from litestar import Request, Router, delete, get, patch, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from chatsvc._threads import in_thread
+from chatsvc.facts import FactService
 from chatsvc.routes import _validate as check
 from store.facts import Fact
 
@@ -40,52 +41,45 @@ def fact_json(fact: Fact) -> dict:
             "last_extracted_at": fact.last_extracted_at, "mention_count": fact.mention_count}
 
 
-def _bad(field: str, message: str) -> ValidationException:
-    return ValidationException(f"invalid value for {field}: {message}",
-                               extra=[{"key": field, "message": message}])
-
-
-def _service(request: Request):
-    return request.app.state.services.fact_service
-
-
-@get("/api/facts", summary="List facts", tags=["facts"])
+@get(summary="List facts")
 async def list_facts(
-    request: Request,
-    category: FromQuery[str | None] = None,
-    limit: FromQuery[int] = 50,
+    request: Request, fact_service: NamedDependency[FactService],
+    category: FromQuery[str | None] = None, limit: FromQuery[int] = 50,
     offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict:
     facts, total = await in_thread(
-        _service(request).store.list, request.user.id, category=category,
+        fact_service.store.list, request.user.id, category=category,
         limit=check.bounded("limit", limit, 1, LIST_MAX), offset=offset,
     )
     return {"facts": [fact_json(f) for f in facts], "total": total}
 
 
-@post("/api/facts", summary="Save a fact", tags=["facts"])
-async def create_fact(request: Request, data: JSONBody[NewFact]) -> dict:
-    check.plain("fact", data.fact)
-    fact = await _service(request).create(request.user.id, category=data.category,
-                                          fact=data.fact)
+@post(summary="Save a fact")
+async def create_fact(
+    request: Request, fact_service: NamedDependency[FactService],
+    data: JSONBody[NewFact]
+) -> dict:
+    check.plain("fact",
+    data.fact)
+    fact = await fact_service.create(request.user.id, category=data.category,
+    fact=data.fact)
     return fact_json(fact)
 
 
-@get("/api/facts/search", summary="Semantic fact search", tags=["facts"])
+@get("/search",
+    summary="Semantic fact search")
 async def search_facts(
     request: Request,
-    q: FromQuery[str | None] = None,
-    limit: FromQuery[int] = 10,
-    max_distance: FromQuery[float] = 1.0,
+    fact_service: NamedDependency[FactService], q: FromQuery[str | None] = None,
+    limit: FromQuery[int] = 10, max_distance: FromQuery[float] = 1.0,
 ) -> dict:
     if q is None or not q.strip():
-        raise _bad("q", "a search text is required")
+        raise check.bad("q", "a search text is required")
     check.bounded("limit", limit, 1, SEARCH_MAX)
     if not math.isfinite(max_distance) or max_distance < 0:
-        raise _bad("max_distance", "must be a number >= 0")
-    hits = await _service(request).search(
-        request.user.id, q.strip(), limit=limit,
-        max_distance=max_distance,
+        raise check.bad("max_distance", "must be a number >= 0")
+    hits = await fact_service.search(
+        request.user.id, q.strip(), limit=limit, max_distance=max_distance
     )
     return {"results": [
         {"id": h.fact.id, "fact": h.fact.fact, "category": h.fact.category,
@@ -94,27 +88,36 @@ async def search_facts(
     ]}
 
 
-@get("/api/facts/{fact_id:str}", summary="One fact", tags=["facts"])
-async def get_fact(request: Request, fact_id: FromPath[str]) -> dict:
-    return fact_json(await in_thread(_service(request).store.get, request.user.id, fact_id))
+@get("/{fact_id:str}", summary="One fact")
+async def get_fact(
+    request: Request, fact_service: NamedDependency[FactService], fact_id: FromPath[str]
+) -> dict:
+    return fact_json(await in_thread(fact_service.store.get, request.user.id, fact_id))
 
 
-@patch("/api/facts/{fact_id:str}", summary="Change a fact (re-embedded)", tags=["facts"])
+@patch("/{fact_id:str}", summary="Change a fact (re-embedded)")
 async def update_fact(
-    request: Request, fact_id: FromPath[str], data: JSONBody[FactChanges]
+    request: Request, fact_service: NamedDependency[FactService], fact_id: FromPath[str],
+    data: JSONBody[FactChanges],
 ) -> dict:
     if data.category is None and data.fact is None:
-        raise _bad("category", "send category and/or fact")
+        raise check.bad("category", "send category and/or fact")
     if data.fact is not None:
         check.plain("fact", data.fact)
-    fact = await _service(request).update(request.user.id, fact_id, category=data.category,
-                                          fact=data.fact)
+    fact = await fact_service.update(request.user.id, fact_id, category=data.category,
+                                     fact=data.fact)
     return fact_json(fact)
 
 
-@delete("/api/facts/{fact_id:str}", summary="Delete a fact and its embedding", tags=["facts"])
-async def delete_fact(request: Request, fact_id: FromPath[str]) -> None:
-    await _service(request).delete(request.user.id, fact_id)
+@delete("/{fact_id:str}", summary="Delete a fact and its embedding")
+async def delete_fact(
+    request: Request, fact_service: NamedDependency[FactService], fact_id: FromPath[str]
+) -> None:
+    await fact_service.delete(request.user.id, fact_id)
 
 
-ROUTES = [list_facts, create_fact, search_facts, get_fact, update_fact, delete_fact]
+router = Router(
+    path="/api/facts",
+    route_handlers=[list_facts, create_fact, search_facts, get_fact, update_fact, delete_fact],
+    tags=["facts"],
+)

@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from litestar import Request, Response, delete, get, post
+from litestar import Request, Response, Router, delete, get, post
 from litestar.background_tasks import BackgroundTask
+from litestar.di import NamedDependency
 from litestar.exceptions import PermissionDeniedException
 from litestar.params import FromPath, FromQuery, JSONBody
 
+from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
-from chatsvc.knowledge import snippet
+from chatsvc.knowledge import KnowledgeService, snippet
 from chatsvc.routes import _validate as check
-from store import Entry, Hit
+from store import Entry, Hit, Knowledge
 from store.fts import first_hit
 
 MAX_TITLE = 500
@@ -61,76 +63,90 @@ def hit_json(hit: Hit, query: str) -> dict:
     }
 
 
-@post("/api/knowledge/documents", summary="Add a document", tags=["knowledge"])
-async def add_document(request: Request, data: JSONBody[DocumentIn]) -> Response:
-    services = request.app.state.services
+@post("/documents", summary="Add a document")
+async def add_document(
+    request: Request, knowledge: NamedDependency[KnowledgeService],
+    settings: NamedDependency[Settings], data: JSONBody[DocumentIn],
+) -> Response:
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
-    content = check.text("content", data.content, max_chars=services.settings.max_body_bytes)
+    content = check.text("content", data.content, max_chars=settings.max_body_bytes)
     check.source_type(data.source_type)
     if data.source_id is not None:
         check.text("source_id", data.source_id, max_chars=MAX_SOURCE_ID)
-    saved = await services.knowledge.index(
+    saved = await knowledge.index(
         owner_id=request.user.id, title=title, content=content,
         source_type=data.source_type, source_id=data.source_id, metadata=data.metadata,
     )
     background = None
-    if services.knowledge.wants_llm_tiers(saved):
+    if knowledge.wants_llm_tiers(saved):
         background = BackgroundTask(
-            services.knowledge.write_llm_tiers, saved.entry.id, saved.entry.content_hash
+            knowledge.write_llm_tiers, saved.entry.id, saved.entry.content_hash
         )
     body = {"id": saved.entry.id, "chunks": saved.entry.chunks, "status": saved.status}
     return Response(body, status_code=201, background=background)
 
 
-@post("/api/knowledge/search", summary="Search the knowledge base", tags=["knowledge"],
-      status_code=200)
-async def search(request: Request, data: JSONBody[SearchIn]) -> dict:
-    query = check.text("query", data.query, max_chars=MAX_QUERY)
-    check.bounded("limit", data.limit, 1, 50)
+@post("/search", summary="Search the knowledge base", status_code=200)
+async def search(
+    request: Request, knowledge: NamedDependency[KnowledgeService],
+    data: JSONBody[SearchIn]
+) -> dict:
+    query = check.text("query", data.query,
+    max_chars=MAX_QUERY)
+    check.bounded("limit", data.limit, 1,
+    50)
     check.source_type(data.source_type)
-    result = await request.app.state.services.knowledge.search(
-        request.user.id, query, mode=data.mode, limit=data.limit, source_type=data.source_type
+    result = await knowledge.search(
+        request.user.id,
+    query, mode=data.mode, limit=data.limit,
+    source_type=data.source_type
     )
-    return {"mode": result.mode, "degraded_reason": result.degraded_reason,
-            "results": [hit_json(hit, query) for hit in result.hits]}
+    return {"mode": result.mode,
+    "degraded_reason": result.degraded_reason,
+    "results": [hit_json(hit, query) for hit in result.hits]}
 
 
-@get("/api/knowledge", summary="Browse entries", tags=["knowledge"])
+@get(summary="Browse entries")
 async def list_entries(
-    request: Request, source_type: FromQuery[str | None] = None, limit: FromQuery[int] = 50,
-    offset: FromQuery[int] = 0,
+    request: Request,
+    knowledge_store: NamedDependency[Knowledge], source_type: FromQuery[str | None] = None,
+    limit: FromQuery[int] = 50, offset: FromQuery[int] = 0,
 ) -> dict:
     check.source_type(source_type)
     check.bounded("limit", limit, 1, 200)
     check.bounded("offset", offset, 0, 10**9)
-    knowledge = request.app.state.services.knowledge.knowledge
     entries, total = await in_thread(
-        knowledge.list, viewer_id=request.user.id, source_type=source_type, limit=limit,
+        knowledge_store.list, viewer_id=request.user.id, source_type=source_type, limit=limit,
         offset=offset,
     )
     return {"entries": [entry_summary(e) for e in entries], "total": total}
 
 
-@get("/api/knowledge/stats", summary="Counts by source type", tags=["knowledge"])
-async def stats(request: Request) -> dict:
-    knowledge = request.app.state.services.knowledge.knowledge
-    return await in_thread(knowledge.stats, viewer_id=request.user.id)
+@get("/stats", summary="Counts by source type")
+async def stats(request: Request, knowledge_store: NamedDependency[Knowledge]) -> dict:
+    return await in_thread(knowledge_store.stats, viewer_id=request.user.id)
 
 
-@get("/api/knowledge/{entry_id:str}", summary="One entry with its full content (L2)",
-     tags=["knowledge"])
-async def get_entry(request: Request, entry_id: FromPath[str]) -> dict:
-    knowledge = request.app.state.services.knowledge.knowledge
-    return entry_full(await in_thread(knowledge.get, entry_id, viewer_id=request.user.id))
+@get("/{entry_id:str}", summary="One entry with its full content (L2)")
+async def get_entry(
+    request: Request, knowledge_store: NamedDependency[Knowledge], entry_id: FromPath[str]
+) -> dict:
+    entry = await in_thread(knowledge_store.get, entry_id, viewer_id=request.user.id)
+    return entry_full(entry)
 
 
-@delete("/api/knowledge/{entry_id:str}", summary="Delete an entry", tags=["knowledge"])
-async def delete_entry(request: Request, entry_id: FromPath[str]) -> None:
-    knowledge = request.app.state.services.knowledge.knowledge
-    entry = await in_thread(knowledge.get, entry_id, viewer_id=request.user.id)
+@delete("/{entry_id:str}", summary="Delete an entry")
+async def delete_entry(
+    request: Request, knowledge_store: NamedDependency[Knowledge], entry_id: FromPath[str]
+) -> None:
+    entry = await in_thread(knowledge_store.get, entry_id, viewer_id=request.user.id)
     if entry.owner_id is None and not request.user.is_admin:
         raise PermissionDeniedException("shared entries can be deleted by admins only")
-    await in_thread(knowledge.delete, entry_id)
+    await in_thread(knowledge_store.delete, entry_id)
 
 
-ROUTES = [add_document, search, list_entries, stats, get_entry, delete_entry]
+router = Router(
+    path="/api/knowledge",
+    route_handlers=[add_document, search, list_entries, stats, get_entry, delete_entry],
+    tags=["knowledge"],
+)

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, Router, delete, get, patch, post
-from litestar.exceptions import ValidationException
+from litestar import Request, Router, delete, get, patch, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
-from chatsvc._errors_http import error_response
+from chatsvc._errors import InvalidMemory
 from chatsvc._threads import in_thread
-from chatsvc.memory import (
-    InvalidMemory,
-    MemoryFields,
-    create_memory,
-    delete_memory,
-    memory_injection,
-    update_memory,
-)
+from chatsvc.memory import MemoryFields, MemoryService
 from chatsvc.routes import _validate as check
 from context.memory import baseline_order
 from store import Memory
@@ -44,9 +37,9 @@ def _fields(data: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
     for key in sorted(data):
         value = data[key]
         if key not in allowed:
-            raise ValidationException(f"{key}: unknown field; allowed: {', '.join(allowed)}")
+            raise InvalidMemory(key, f"unknown field; allowed: {', '.join(allowed)}")
         if not isinstance(value, str) and not (value is None and key in _NULLABLE):
-            raise ValidationException(f"{key}: must be a string")
+            raise InvalidMemory(key, "must be a string")
         if isinstance(value, str):
             check.plain(key, value)
     return data
@@ -58,46 +51,62 @@ def _blank_to_none(value: str | None) -> str | None:
 
 @get("/", summary="List memories", description="All live memories, or those that apply in "
      "`project_id` (global + that project's), in injection order.")
-async def list_memories(request: Request, project_id: FromQuery[str | None] = None) -> dict:
-    services = request.app.state.services
+async def list_memories(
+    request: Request, memory_service: NamedDependency[MemoryService],
+    project_id: FromQuery[str | None] = None,
+) -> dict:
     memories = await in_thread(
-        services.memories.list, request.user.id, project_id=_blank_to_none(project_id)
+        memory_service.store.list, request.user.id, project_id=_blank_to_none(project_id)
     )
     return {"memories": [memory_json(m) for m in baseline_order(memories)]}
 
 
 @post("/", summary="Create a memory")
-async def create(request: Request, data: JSONBody[dict[str, Any]]) -> dict:
-    body = _fields(data, _EDITABLE)
-    for key in ("content", "type", "scope"):
+async def create(
+    request: Request, memory_service: NamedDependency[MemoryService],
+    data: JSONBody[dict[str, Any]]
+) -> dict:
+    body = _fields(data,
+    _EDITABLE)
+    for key in ("content", "type",
+    "scope"):
         if key not in body:
-            raise ValidationException(f"{key}: required")
-    fields = MemoryFields(body["type"], body["scope"], body.get("project_id"), body["content"])
-    memory = await create_memory(request.app.state.services, request.user.id, fields)
+            raise InvalidMemory(key,
+    "required")
+    fields = MemoryFields(body["type"], body["scope"], body.get("project_id"),
+    body["content"])
+    memory = await memory_service.create(request.user.id,
+    fields)
     return memory_json(memory)
 
 
-@patch("/{memory_id:str}", summary="Change a memory (re-embedded when its content changes)")
+@patch("/{memory_id:str}",
+    summary="Change a memory (re-embedded when its content changes)")
 async def update(
-    request: Request, memory_id: FromPath[str], data: JSONBody[dict[str, Any]]
+    request: Request,
+    memory_service: NamedDependency[MemoryService], memory_id: FromPath[str],
+    data: JSONBody[dict[str, Any]],
 ) -> dict:
     changes = _fields(data, _EDITABLE)
     if not changes:
-        raise ValidationException(f"body: set at least one of {', '.join(_EDITABLE)}")
-    memory = await update_memory(request.app.state.services, request.user.id, memory_id, changes)
+        raise InvalidMemory("body", f"set at least one of {', '.join(_EDITABLE)}")
+    memory = await memory_service.update(request.user.id, memory_id, changes)
     return memory_json(memory)
 
 
 @delete("/{memory_id:str}", summary="Delete a memory (soft: never recalled again)")
-async def remove(request: Request, memory_id: FromPath[str]) -> None:
-    await delete_memory(request.app.state.services, request.user.id, memory_id)
+async def remove(
+    request: Request, memory_service: NamedDependency[MemoryService], memory_id: FromPath[str]
+) -> None:
+    await memory_service.delete(request.user.id, memory_id)
 
 
 @post("/injection-preview", status_code=200, summary="What a chat turn would inject")
-async def injection_preview(request: Request, data: JSONBody[dict[str, Any]]) -> dict:
+async def injection_preview(
+    request: Request, memory_service: NamedDependency[MemoryService], data: JSONBody[dict[str, Any]]
+) -> dict:
     body = _fields(data, ("project_id", "query_text"))
-    result = await memory_injection(
-        request.app.state.services,
+    result = await memory_service.injection(
         request.user.id,
         project_id=_blank_to_none(body.get("project_id")),
         query_text=body.get("query_text") or "",
@@ -113,13 +122,8 @@ async def injection_preview(request: Request, data: JSONBody[dict[str, Any]]) ->
     }
 
 
-def _invalid(request: Request, exc: InvalidMemory) -> Response:
-    return error_response(request, 400, str(exc))
-
-
 router = Router(
     path="/api/memory",
     route_handlers=[list_memories, create, update, remove, injection_preview],
-    exception_handlers={InvalidMemory: _invalid},
     tags=["memory"],
 )

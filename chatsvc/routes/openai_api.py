@@ -12,17 +12,20 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 
-from litestar import Request, Response, get, post
+from litestar import Request, Response, Router, get, post
+from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import JSONBody
 from litestar.types import ASGIApp
 from sse_starlette import ServerSentEvent
 
 from chatsvc._errors_http import error_response
-from chatsvc.chat._prepare import Prepared, prepare
-from chatsvc.chat._relay import Relay
+from chatsvc._settings import Settings
+from chatsvc.chat import Prepared, Relay, Sources, prepare
+from chatsvc.llm import LLM
+from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import OpenAIStreamingOperation
-from chatsvc.routes.chat import check_message, event_stream, invalid, joined
+from chatsvc.routes.chat import check_message, event_stream, joined
 from context import Message
 from store.clock import new_id
 
@@ -40,21 +43,21 @@ def _text(content, field: str) -> str:
         for p in content
     ):
         return "".join(p["text"] for p in content)
-    raise invalid(field, "content must be a string or a list of text parts")
+    raise check.bad(field, "content must be a string or a list of text parts")
 
 
 def parse_messages(raw) -> tuple[list[Message], str]:
     """(history, current user message) from the client's `messages`."""
     if not isinstance(raw, list) or not raw:
-        raise invalid("messages", "must be a non-empty list")
+        raise check.bad("messages", "must be a non-empty list")
     parsed = []
     for index, item in enumerate(raw):
         field = f"messages[{index}]"
         if not isinstance(item, dict) or item.get("role") not in ROLES:
-            raise invalid(f"{field}.role", f"must be one of {', '.join(ROLES)}")
+            raise check.bad(f"{field}.role", f"must be one of {', '.join(ROLES)}")
         parsed.append(Message(ROLES[item["role"]], _text(item.get("content"), field)))
     if parsed[-1].role != "user":
-        raise invalid("messages", "the last message must come from the user")
+        raise check.bad("messages", "the last message must come from the user")
     return parsed[:-1], parsed[-1].content
 
 
@@ -102,30 +105,31 @@ async def _stream(relay: Relay, ident: str, model: str,
     yield ServerSentEvent(data="[DONE]")
 
 
-@post("/v1/chat/completions", summary="OpenAI-compatible chat", tags=["openai"],
-      status_code=200, operation_class=OpenAIStreamingOperation)
-async def chat_completions(request: Request, data: JSONBody[dict]) -> ASGIApp:
-    services = request.app.state.services
-    settings = services.settings
+@post("/chat/completions", summary="OpenAI-compatible chat", status_code=200,
+      operation_class=OpenAIStreamingOperation)
+async def chat_completions(
+    request: Request, settings: NamedDependency[Settings], sources: NamedDependency[Sources],
+    llm: NamedDependency[LLM], data: JSONBody[dict],
+) -> ASGIApp:
     model = data.get("model")
     if not isinstance(model, str) or not model:
-        raise invalid("model", "must be a model id from GET /v1/models")
+        raise check.bad("model", "must be a model id from GET /v1/models")
     if model != settings.llm_model:
         raise NotFoundException(f"model {model!r} does not exist; see GET /v1/models")
     history, current = parse_messages(data.get("messages"))
     check_message(current, settings.max_message_chars, "messages")
     stream = data.get("stream", False)
     if not isinstance(stream, bool):
-        raise invalid("stream", "must be true or false")
+        raise check.bad("stream", "must be true or false")
     options = {key: data[key] for key in PASSTHROUGH if key in data}
-    prepared = await prepare(services, request.user, conversation=None,
+    prepared = await prepare(sources, request.user, conversation=None,
                              history=history, current=current)
-    relay = Relay(services.llm, prepared.assembly.messages,
+    relay = Relay(llm, prepared.assembly.messages,
                   timeout=settings.llm_timeout_seconds, options=options)
     ident = f"chatcmpl-{new_id()}"
     if stream:
         include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
-        return event_stream(request, _stream(relay, ident, model, include_usage))
+        return event_stream(settings, _stream(relay, ident, model, include_usage))
     content = "".join([text async for pieces in relay.events() for text in pieces])
     outcome = relay.outcome
     if outcome.status != "complete":
@@ -139,11 +143,11 @@ async def chat_completions(request: Request, data: JSONBody[dict]) -> ASGIApp:
     })
 
 
-@get("/v1/models", summary="The configured model", tags=["openai"])
-async def models(request: Request) -> dict:
-    model = request.app.state.services.settings.llm_model
-    return {"object": "list",
-            "data": [{"id": model, "object": "model", "created": 0, "owned_by": "chatsvc"}]}
+@get("/models", summary="The configured model")
+async def models(settings: NamedDependency[Settings]) -> dict:
+    return {"object": "list", "data": [
+        {"id": settings.llm_model, "object": "model", "created": 0, "owned_by": "chatsvc"}
+    ]}
 
 
-ROUTES = [chat_completions, models]
+router = Router(path="/v1", route_handlers=[chat_completions, models], tags=["openai"])

@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from litestar import Request, Response, delete, get, patch, post
+from litestar import Request, Response, Router, delete, get, patch, post
 from litestar.background_tasks import BackgroundTask
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from chatsvc._auth import admin_only
 from chatsvc._threads import in_thread
+from chatsvc.knowledge import KnowledgeService
 from chatsvc.routes import _validate as check
 from context.tiers import extractive_tiers
-from store import Post
+from store import Post, Posts
 
 MAX_TITLE = 500
 MAX_EXCERPT = 2000
@@ -45,56 +47,63 @@ def default_excerpt(title: str, content: str) -> str:
     return extractive_tiers(title, content)[0]
 
 
-async def _synced(request: Request, post_obj: Post | None, post_id: str, body, status: int):
+async def _synced(
+    knowledge: KnowledgeService, post_obj: Post | None, post_id: str, body: dict,
+    status: int
+) -> Response:
     """Index/unindex the post, then answer; LLM tiers run after the response."""
-    knowledge = request.app.state.services.knowledge
-    saved = await knowledge.sync_post(post_obj, post_id)
+    saved = await knowledge.sync_post(post_obj,
+    post_id)
     background = None
     if saved is not None and knowledge.wants_llm_tiers(saved):
         background = BackgroundTask(
-            knowledge.write_llm_tiers, saved.entry.id, saved.entry.content_hash
+            knowledge.write_llm_tiers,
+    saved.entry.id, saved.entry.content_hash
         )
-    return Response(body, status_code=status, background=background)
+    return Response(body, status_code=status,
+    background=background)
 
 
-@get("/api/posts", summary="Recent posts", tags=["posts"])
-async def list_posts(request: Request, limit: FromQuery[int] = 20) -> dict:
+@get(summary="Recent posts")
+async def list_posts(
+    request: Request,
+    posts: NamedDependency[Posts], limit: FromQuery[int] = 20,
+) -> dict:
     check.bounded("limit", limit, 1, 100)
-    posts = request.app.state.services.posts
     found = await in_thread(posts.list, limit=limit, include_drafts=request.user.is_admin)
     return {"posts": [post_summary(p) for p in found]}
 
 
-@post("/api/posts", summary="Create a post (admin)", tags=["posts"], guards=[admin_only])
-async def create_post(request: Request, data: JSONBody[PostIn]) -> Response:
+@post(summary="Create a post (admin)", guards=[admin_only])
+async def create_post(
+    request: Request, posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
+    data: JSONBody[PostIn],
+) -> Response:
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
     content = check.text("content", data.content, max_chars=10**7)
     excerpt = data.excerpt
     if excerpt is not None:
         check.text("excerpt", excerpt, max_chars=MAX_EXCERPT, required=False)
-    posts = request.app.state.services.posts
     created = await in_thread(
         posts.create, author_id=request.user.id, title=title, content=content,
         excerpt=excerpt or default_excerpt(title, content), published=data.published,
     )
-    return await _synced(request, created, created.id, post_full(created), 201)
+    return await _synced(knowledge, created, created.id, post_full(created), 201)
 
 
-@get("/api/posts/{post_id:str}", summary="One post", tags=["posts"])
-async def get_post(request: Request, post_id: FromPath[str]) -> dict:
-    posts = request.app.state.services.posts
+@get("/{post_id:str}", summary="One post")
+async def get_post(request: Request, posts: NamedDependency[Posts], post_id: FromPath[str]) -> dict:
     return post_full(await in_thread(posts.get, post_id, include_drafts=request.user.is_admin))
 
 
-@patch("/api/posts/{post_id:str}", summary="Change a post (admin)", tags=["posts"],
-       guards=[admin_only])
+@patch("/{post_id:str}", summary="Change a post (admin)", guards=[admin_only])
 async def update_post(
-    request: Request, post_id: FromPath[str], data: JSONBody[dict[str, Any]]
+    posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
+    post_id: FromPath[str], data: JSONBody[dict[str, Any]],
 ) -> Response:
     changes = _post_changes(data)
-    posts = request.app.state.services.posts
     updated = await in_thread(posts.update, post_id, **changes)
-    return await _synced(request, updated, post_id, post_full(updated), 200)
+    return await _synced(knowledge, updated, post_id, post_full(updated), 200)
 
 
 def _post_changes(data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
@@ -116,12 +125,17 @@ def _post_changes(data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
     return changes
 
 
-@delete("/api/posts/{post_id:str}", summary="Delete a post (admin)", tags=["posts"],
-        guards=[admin_only])
-async def delete_post(request: Request, post_id: FromPath[str]) -> None:
-    posts = request.app.state.services.posts
+@delete("/{post_id:str}", summary="Delete a post (admin)", guards=[admin_only])
+async def delete_post(
+    posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
+    post_id: FromPath[str],
+) -> None:
     await in_thread(posts.delete, post_id)
-    await request.app.state.services.knowledge.sync_post(None, post_id)
+    await knowledge.sync_post(None, post_id)
 
 
-ROUTES = [list_posts, create_post, get_post, update_post, delete_post]
+router = Router(
+    path="/api/posts",
+    route_handlers=[list_posts, create_post, get_post, update_post, delete_post],
+    tags=["posts"],
+)

@@ -215,7 +215,7 @@ def local_app(replay: Replay, layout: str, data_dir: Path, upstream_url: str,
         with TestClient(create_app(services=services)) as client:
             yield client
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def prepare(replay: Replay, template: Path, embedder: MemoEmbedder) -> dict[str, dict]:
@@ -224,7 +224,7 @@ def prepare(replay: Replay, template: Path, embedder: MemoEmbedder) -> dict[str,
     with local_app(replay, LAYOUTS[1], template, "http://127.0.0.1:9/v1", embedder) as client:
         services = client.app.state.services
         for scenario in replay.scenarios:
-            _, token = services.users.add(scenario.user_name, timezone=scenario.timezone)
+            _, token = services.stores.users.add(scenario.user_name, timezone=scenario.timezone)
             headers[scenario.id] = {"Authorization": f"Bearer {token}"}
             with time_machine.travel(scenario.start - timedelta(days=1), tick=True):
                 add_fixtures(client, headers[scenario.id], scenario)

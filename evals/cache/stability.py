@@ -42,7 +42,7 @@ def shuffled(value, rng: random.Random):
 def stable_prefix(data_dir: Path, user_name: str, at: datetime,
                   shuffle_seed: int | None = None) -> str:
     from chatsvc import Services, Settings
-    from chatsvc.chat._prepare import stable_snapshot, user_today
+    from chatsvc.chat import stable_snapshot, user_today
     from chatsvc.embeddings import LocalEmbedder
     from context import Dynamic, Snapshot, assemble
     from context.assemble import canonical
@@ -51,10 +51,10 @@ def stable_prefix(data_dir: Path, user_name: str, at: datetime,
                                   "CHATSVC_EMBEDDINGS": "local", "CHATSVC_LOCAL_MODELS": "off"})
     services = Services.open(settings, embedder=LocalEmbedder())
     try:
-        user = next(u for u in services.users.list() if u.name == user_name)
-        snapshot = asyncio.run(stable_snapshot(services, user, None, None, at))
+        user = next(u for u in services.stores.users.list() if u.name == user_name)
+        snapshot = asyncio.run(stable_snapshot(services.sources, user, None, None, at))
     finally:
-        services.db.close()
+        services.stores.db.close()
     if shuffle_seed is not None:
         data = shuffled(json.loads(snapshot.to_json()), random.Random(shuffle_seed))
         snapshot = Snapshot.from_json(json.dumps(data, ensure_ascii=False))

@@ -49,7 +49,7 @@ async def score_modes(services, queries, entries) -> dict[str, list[dict]]:
 
 
 def score_tokenizers(services, queries) -> dict[str, list[dict]]:
-    rows = services.db.execute(
+    rows = services.stores.db.execute(
         "SELECT e.source_id, e.title, c.content FROM knowledge_chunks c "
         "JOIN knowledge_entries e ON e.id = c.entry_id ORDER BY c.seq"
     ).fetchall()
@@ -88,7 +88,7 @@ async def run() -> dict:
             chunks = services.knowledge.knowledge.stats(viewer_id="eval")
             modes = await score_modes(services, queries, entries)
             fts = score_tokenizers(services, queries)
-            chunk_count = services.db.scalar("SELECT count(*) FROM knowledge_chunks")
+            chunk_count = services.stores.db.scalar("SELECT count(*) FROM knowledge_chunks")
         finally:
             await services.aclose()
     return {

@@ -9,10 +9,10 @@ def test_unset_means_sqlite_in_the_data_dir(settings, local_embedder):
     assert settings.database_url is None
     services = Services.open(settings, embedder=local_embedder)
     try:
-        assert services.db.dialect == "sqlite"
-        assert services.db.path == settings.database_path
+        assert services.stores.db.dialect == "sqlite"
+        assert services.stores.db.path == settings.database_path
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def test_a_non_postgresql_url_is_refused_without_echoing_it():
@@ -32,8 +32,8 @@ def test_a_postgresql_url_selects_postgresql(pg_server_url, monkeypatch, local_e
     monkeypatch.setenv("CHATSVC_DATABASE_URL", pg_server_url)
     services = Services.open(Settings.from_env(), embedder=local_embedder)
     try:
-        assert services.db.dialect == "postgresql"
-        assert services.db.vector_state.detail.startswith("pgvector")
-        assert type(services.facts._vectors).__name__ == "PgVectors"
+        assert services.stores.db.dialect == "postgresql"
+        assert services.stores.db.vector_state.detail.startswith("pgvector")
+        assert type(services.stores.facts._vectors).__name__ == "PgVectors"
     finally:
-        services.db.close()
+        services.stores.db.close()

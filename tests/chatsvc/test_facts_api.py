@@ -48,8 +48,8 @@ def seed(services, user_id, facts):
     """Many facts at once: stored, then embedded in one batch (as backfill does)."""
 
     for fact in facts:
-        services.facts.create(user_id, category="core", fact=fact)
-    asyncio.run(backfill(services.facts, services.embedder))
+        services.stores.facts.create(user_id, category="core", fact=fact)
+    asyncio.run(backfill(services.stores.facts, services.embedder))
 
 
 def search(client, headers, q, **params):
@@ -96,7 +96,7 @@ def test_crud_shapes_and_other_users_get_404(client, alice, bob, services):
     assert client.get("/api/facts", headers=b_headers).json() == {"facts": [], "total": 0}
     assert search(client, b_headers, "Lyon", max_distance=2.0).json() == {"results": []}
     assert client.get(f"/api/facts/{fid}", headers=a_headers).json()["fact"] == fact["fact"]
-    assert services.facts.vector_count() == 1
+    assert services.stores.facts.vector_count() == 1
 
 
 def test_patch_re_embeds_and_delete_removes_the_vector(client, alice, services):
@@ -110,14 +110,14 @@ def test_patch_re_embeds_and_delete_removes_the_vector(client, alice, services):
     assert top[0]["id"] == fid
     old = search(client, headers, "bicycle", max_distance=2.0).json()["results"]
     assert old[0]["id"] != fid or old[0]["fact"] == "Plays chess every evening"
-    assert services.facts.pending_count() == 0
+    assert services.stores.facts.pending_count() == 0
     # Category only: same text, vector kept.
     recat = client.patch(f"/api/facts/{fid}", json={"category": "project"}, headers=headers)
-    assert recat.json()["category"] == "project" and services.facts.pending_count() == 0
+    assert recat.json()["category"] == "project" and services.stores.facts.pending_count() == 0
 
-    before = services.facts.vector_count(user.id)
+    before = services.stores.facts.vector_count(user.id)
     assert client.delete(f"/api/facts/{fid}", headers=headers).status_code == 204
-    assert services.facts.vector_count(user.id) == before - 1
+    assert services.stores.facts.vector_count(user.id) == before - 1
     assert fid not in {r["id"] for r in search(client, headers, "chess", max_distance=2.0)
                        .json()["results"]}
 
@@ -139,7 +139,7 @@ def test_bad_input_is_400_naming_the_field(client, alice, services, method, path
     response = getattr(client, method)(path, headers=headers, **kwargs)
     assert response.status_code == 400, response.text
     assert field in response.json()["detail"]
-    assert services.facts.list(alice[0].id) == ([], 0)
+    assert services.stores.facts.list(alice[0].id) == ([], 0)
 
 
 def test_patch_needs_a_field_and_search_limit_is_1_to_50(client, services, alice):
@@ -172,12 +172,12 @@ def down_client(settings):
 
 def test_embeddings_down_saves_without_vector_and_search_is_503(down_client, local_embedder):
     client, services = down_client
-    _, token = services.users.add("carol")
+    _, token = services.stores.users.add("carol")
     headers = {"Authorization": f"Bearer {token}"}
     created = client.post("/api/facts", json={"category": "core", "fact": "Carol likes tea"},
                           headers=headers)
     assert created.status_code == 201
-    assert services.facts.vector_count() == 0 and services.facts.pending_count() == 1
+    assert services.stores.facts.vector_count() == 0 and services.stores.facts.pending_count() == 1
     response = search(client, headers, "tea")
     assert response.status_code == 503
     assert "unavailable" in response.json()["detail"]
@@ -185,9 +185,9 @@ def test_embeddings_down_saves_without_vector_and_search_is_503(down_client, loc
                            headers=headers)
     assert patched.status_code == 200 and patched.json()["fact"] == "Carol likes mate"
 
-    assert asyncio.run(backfill(services.facts, local_embedder)) == 1
-    assert services.facts.unembedded(limit=10) == []
-    assert asyncio.run(backfill(services.facts, local_embedder)) == 0  # idempotent
+    assert asyncio.run(backfill(services.stores.facts, local_embedder)) == 1
+    assert services.stores.facts.unembedded(limit=10) == []
+    assert asyncio.run(backfill(services.stores.facts, local_embedder)) == 0  # idempotent
 
 
 def test_dimension_conflict_degrades_with_a_reason(settings, local_embedder):
@@ -195,9 +195,9 @@ def test_dimension_conflict_degrades_with_a_reason(settings, local_embedder):
                    embed_dim=768).close()
     services = Services.open(settings, embedder=local_embedder)
     try:
-        assert not services.db.vector_state.ok
+        assert not services.stores.db.vector_state.ok
         with TestClient(create_app(services=services)) as client:
-            _, token = services.users.add("dave")
+            _, token = services.stores.users.add("dave")
             headers = {"Authorization": f"Bearer {token}"}
             fid = add(client, headers, "Dave sails on Lake Geneva")["id"]
             assert client.patch(f"/api/facts/{fid}", json={"fact": "Dave sails a lot"},
@@ -209,4 +209,4 @@ def test_dimension_conflict_degrades_with_a_reason(settings, local_embedder):
             health = client.get("/health").json()["checks"]["vector_store"]
             assert health["ok"] is False and "reindex" in health["detail"]
     finally:
-        services.db.close()
+        services.stores.db.close()

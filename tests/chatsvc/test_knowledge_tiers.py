@@ -17,7 +17,7 @@ def tier_services(settings, local_embedder, upstream):
                              embedder=local_embedder)
     yield services
     anyio.run(services.llm.aclose)
-    services.db.close()
+    services.stores.db.close()
 
 
 def _index_then_tiers(services):
@@ -65,7 +65,7 @@ def test_folded_system_role_reaches_the_model_inside_the_user_message(settings, 
         assert "Backups run nightly." in message["content"]
     finally:
         anyio.run(services.llm.aclose)
-        services.db.close()
+        services.stores.db.close()
 
 
 @pytest.mark.parametrize("reply", [Reply(chunks=["I cannot do that."]), Reply(status=500)])
@@ -93,7 +93,7 @@ def test_api_document_gets_llm_tiers_after_the_response(settings, local_embedder
     services = Services.open(settings.with_overrides(llm_base_url=upstream.base_url),
                              embedder=local_embedder)
     try:
-        _, token = services.users.add("erin")
+        _, token = services.stores.users.add("erin")
         headers = {"Authorization": f"Bearer {token}"}
         with TestClient(create_app(services=services)) as client:
             created = client.post("/api/knowledge/documents", headers=headers,
@@ -103,4 +103,4 @@ def test_api_document_gets_llm_tiers_after_the_response(settings, local_embedder
         assert (entry["abstract"], entry["tiers_by"]) == ("From the LLM.", "llm")
     finally:
         anyio.run(services.llm.aclose)
-        services.db.close()
+        services.stores.db.close()

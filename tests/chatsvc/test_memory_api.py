@@ -3,7 +3,6 @@
 import pytest
 
 from chatsvc import Settings, SettingsError
-from chatsvc.memory import memory_injection
 
 PREVIEW = "/api/memory/injection-preview"
 
@@ -165,11 +164,11 @@ def test_stable_part_and_hash_do_not_depend_on_the_query(client, alice):
 @pytest.mark.anyio
 async def test_service_function_reports_version_and_reuses_a_query_vector(services, alice):
     user, _ = alice
-    services.memories.create(user.id, type="note", scope="global", content="likes jazz")
+    services.stores.memories.create(user.id, type="note", scope="global", content="likes jazz")
     vector = await services.embedder.embed_query("what music do I like?")
-    result = await memory_injection(services, user.id, query_vector=vector)
+    result = await services.memory_service.injection(user.id, query_vector=vector)
     assert result.mode == "semantic" and result.degraded_reason is None
-    assert result.version == services.memories.version(user.id) == 1
+    assert result.version == services.stores.memories.version(user.id) == 1
     assert [m.content for m in result.memory] == ["likes jazz"]
 
 

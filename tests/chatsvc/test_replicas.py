@@ -37,13 +37,13 @@ def replicas(pg_server_url, upstream, local_embedder, monkeypatch):
     yield opened, clients
     for client, services in zip(clients, opened, strict=True):
         client.__exit__(None, None, None)
-        services.db.close()
+        services.stores.db.close()
     drop_schema(pg_server_url, schema)
 
 
 def test_a_fact_written_through_one_instance_is_found_through_the_other(replicas):
     (a, _), (client_a, client_b) = replicas
-    _, token = a.users.add("alice")
+    _, token = a.stores.users.add("alice")
     headers = {"Authorization": f"Bearer {token}"}
     created = client_a.post("/api/facts", json={"category": "core", "fact": "Alice keeps bees"},
                             headers=headers)
@@ -56,9 +56,9 @@ def test_a_fact_written_through_one_instance_is_found_through_the_other(replicas
 
 def test_fact_extraction_for_a_user_runs_on_one_instance_only(replicas, upstream):
     (a, b), (client_a, client_b) = replicas
-    user, token = a.users.add("alice")
+    user, token = a.stores.users.add("alice")
     headers = {"Authorization": f"Bearer {token}"}
-    a.chats.start_turn(user.id, "I moved to Lyon last year.")
+    a.stores.chats.start_turn(user.id, "I moved to Lyon last year.")
     # A's first LLM request hangs (until its 1 s timeout; the retry gets the answer),
     # so A holds the user's job lock while B is asked to extract the same user.
     upstream.script(Reply(hang=True), Reply(chunks=[json.dumps(EXTRACTED)]))

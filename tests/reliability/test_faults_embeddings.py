@@ -99,7 +99,7 @@ def test_a_slow_ollama_holds_a_turn_no_longer_than_the_embedding_deadline(
         monkeypatch.setenv(name, value)
     services = Services.open(Settings.from_env())
     try:
-        _, token = services.users.add("carol")
+        _, token = services.stores.users.add("carol")
         publish_posts(services)
         with TestClient(create_app(services=services)) as client:
             upstream.script(Reply(chunks=["still ", "here"]))
@@ -113,5 +113,5 @@ def test_a_slow_ollama_holds_a_turn_no_longer_than_the_embedding_deadline(
         assert slow.embed_calls == 1  # cut short during the first attempt: no retries
         assert seconds < 2.5, seconds
     finally:
-        services.db.close()
+        services.stores.db.close()
         slow.stop()

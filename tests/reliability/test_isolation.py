@@ -43,7 +43,7 @@ def app_routes(client) -> set[tuple[str, str]]:
 
 def db_digest(services) -> dict[str, list[tuple]]:
     """Every row of every real table (virtual tables are read through their shadows)."""
-    conn = services.db.connection()
+    conn = services.stores.db.connection()
     names = [row[0] for row in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
         "AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")]

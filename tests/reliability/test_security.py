@@ -41,7 +41,7 @@ def services(keyed, local_embedder):
 
     opened = Services.open(keyed, embedder=local_embedder)
     yield opened
-    opened.db.close()
+    opened.stores.db.close()
 
 
 def test_tokens_and_keys_never_reach_the_logs(client, alice, admin, upstream, caplog):
@@ -77,7 +77,7 @@ def test_tokens_never_reach_the_server_process_log(fault, scripted):
 
 
 def test_every_token_check_goes_through_compare_digest(services, monkeypatch):
-    users = services.users
+    users = services.stores.users
     user, token = users.add("dave")
     token_id, secret = token.split(".")
     compared = []

@@ -16,7 +16,7 @@ DAY = timedelta(days=1)
 
 @pytest.fixture
 def sheets(services):
-    return FactSheets(services.db)
+    return FactSheets(services.stores.db)
 
 
 def _save(sheets, user_id, at, body="[]"):
@@ -25,7 +25,7 @@ def _save(sheets, user_id, at, body="[]"):
 
 def test_inputs_skip_superseded_facts_and_limit_records(services, sheets, alice):
     user, _ = alice
-    facts = services.facts
+    facts = services.stores.facts
     new = facts.create(user.id, category="core", fact="Lives in Oslo").id
     old = facts.create(user.id, category="core", fact="Lives in Rome").id
     facts.supersede(old, by_id=new, at=iso(NOW))

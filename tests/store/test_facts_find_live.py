@@ -4,7 +4,7 @@ from store.clock import now_iso
 
 
 def test_find_live_matches_exact_text_of_live_facts_only(services, alice, bob):
-    facts = services.facts
+    facts = services.stores.facts
     ann, ben = alice[0].id, bob[0].id
     old = facts.create(ann, category="core", fact="Lives in Rome")
     assert facts.find_live(ann, " Lives in Rome ").id == old.id

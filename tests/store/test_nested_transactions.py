@@ -15,7 +15,7 @@ def _add(db, name):
 
 
 def test_inner_failure_rolls_back_only_the_savepoint(services):
-    db = services.db
+    db = services.stores.db
     with db.transaction():
         _add(db, "outer")
         with pytest.raises(StoreError), db.transaction():
@@ -27,7 +27,7 @@ def test_inner_failure_rolls_back_only_the_savepoint(services):
 
 
 def test_outer_failure_rolls_back_committed_inner_work(services):
-    db = services.db
+    db = services.stores.db
     with pytest.raises(StoreError), db.transaction():
         with db.transaction():
             _add(db, "inner")

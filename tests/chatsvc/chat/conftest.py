@@ -51,7 +51,7 @@ def seed_user_data(client, headers, *, document: bool = False) -> None:
 def publish_posts(services, count: int = 4) -> None:
     """Published posts straight into the store (the fallback reads only the store)."""
     for i in range(count):
-        services.posts.create(author_id=None, title=f"Post {i}", content=f"Body {i}.",
+        services.stores.posts.create(author_id=None, title=f"Post {i}", content=f"Body {i}.",
                               excerpt=f"Excerpt {i}", published=True)
 
 

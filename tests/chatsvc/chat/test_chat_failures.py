@@ -143,7 +143,7 @@ def test_fallback_when_embeddings_fail_keeps_the_prefix(
     assert first[0][1]["mode"] == "rag"
     closed = OllamaEmbedder("http://127.0.0.1:9", model=services.embedder.model,
                             dim=services.embedder.dim)
-    monkeypatch.setattr(services, "embedder", closed)
+    monkeypatch.setattr(services.sources, "embedder", closed)
     second = chat(client, alice[1], "And my cat?", first[0][1]["conversation_id"])
     meta = second[0][1]
     assert [kind for kind, _ in second][-1] == "done"
@@ -166,7 +166,7 @@ def test_fallback_with_ollama_on_a_closed_port(monkeypatch, upstream):
     try:
         _fallback_turn(services, upstream, "embeddings unavailable")
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def test_fallback_without_sqlite_vec(monkeypatch, upstream, local_embedder):
@@ -175,10 +175,10 @@ def test_fallback_without_sqlite_vec(monkeypatch, upstream, local_embedder):
     monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
     services = Services.open(Settings_from_env(), embedder=local_embedder)
     try:
-        assert not services.db.vector_state.ok
+        assert not services.stores.db.vector_state.ok
         _fallback_turn(services, upstream, "vector store unavailable")
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def Settings_from_env():
@@ -192,7 +192,7 @@ def _fallback_turn(services, upstream, reason):
 
     from chatsvc import create_app
 
-    _, token = services.users.add("carol")
+    _, token = services.stores.users.add("carol")
     headers = {"Authorization": f"Bearer {token}"}
     publish_posts(services)
     with TestClient(create_app(services=services)) as client:
@@ -211,7 +211,7 @@ def _fallback_turn(services, upstream, reason):
 def test_overall_timeout_ends_the_turn_and_keeps_the_partial(
     client, alice, upstream, services, monkeypatch
 ):
-    monkeypatch.setattr(services, "settings",
+    monkeypatch.setattr(services.sources, "settings",
                         services.settings.with_overrides(llm_timeout_seconds=0.6))
     upstream.script(Reply(chunks=["a", "b", "c"], chunk_delay=0.4))
     events = chat(client, alice[1], "slow")

@@ -44,7 +44,7 @@ def test_disconnect_closes_the_upstream_and_saves_the_partial(live, alice, upstr
     assert elapsed < 1.0
 
     def saved():
-        messages = services.chats.messages(alice[0].id, meta["conversation_id"])
+        messages = services.stores.chats.messages(alice[0].id, meta["conversation_id"])
         return messages if len(messages) == 2 else None
 
     wait_for(saved, timeout=2.0)

@@ -117,7 +117,7 @@ def test_in_history_requests_extend_the_previous_one(in_history, client, alice, 
     prompt = [d["usage"]["prompt_tokens"] for d in dones]
     assert cached[1] > 0.7 * prompt[1] and cached[2] > 0.8 * prompt[2]
     # The block is stored with its question; no item is sent twice.
-    stored = services.chats.messages(alice[0].id, conversation_id)
+    stored = services.stores.chats.messages(alice[0].id, conversation_id)
     blocks = [m.context for m in stored if m.role == "user"]
     assert blocks[0].startswith(HEADER) and "Lives in Lisbon" in blocks[0]
     lines = [line for block in blocks if block for line in block.split("\n")
@@ -138,14 +138,14 @@ def test_snapshot_is_pinned_until_its_ttl(monkeypatch, client, alice, upstream, 
     second = chat(client, alice[1], "again", first["conversation_id"])[0][1]
     assert second["prefix_hash"] == first["prefix_hash"]
     assert "Speaks Portuguese" not in upstream.requests[1].body["messages"][0]["content"]
-    stored = json.loads(services.chats.get(alice[0].id, first["conversation_id"]).snapshot)
+    stored = json.loads(services.stores.chats.get(alice[0].id, first["conversation_id"]).snapshot)
     assert stored["fact_sheet_id"] and stored["memory_version"]
     # ...while a new conversation sees the new sheet...
     fresh = chat(client, alice[1], "new conversation")[0][1]
     assert fresh["prefix_hash"] != first["prefix_hash"]
     assert "Speaks Portuguese" in upstream.requests[2].body["messages"][0]["content"]
     # ...and so does the first one once its snapshot is older than the TTL.
-    monkeypatch.setattr(services, "settings",
+    monkeypatch.setattr(services.sources, "settings",
                         services.settings.with_overrides(snapshot_ttl_seconds=0.2))
     time.sleep(0.25)
     third = chat(client, alice[1], "and now?", first["conversation_id"])[0][1]
@@ -174,7 +174,7 @@ def test_fold_sends_the_stable_prefix_at_the_head_of_the_first_user_message(
             first_turn = chat(client, headers, "Where do I live?")
             chat(client, headers, "And my cat?", first_turn[0][1]["conversation_id"])
     finally:
-        services.db.close()
+        services.stores.db.close()
     for request in upstream.requests:
         messages = request.body["messages"]
         assert all(m["role"] != "system" for m in messages)
@@ -188,5 +188,5 @@ def test_fold_sends_the_stable_prefix_at_the_head_of_the_first_user_message(
 
 
 def make_user_in(services):
-    user, token = services.users.add("folder")
+    user, token = services.stores.users.add("folder")
     return user, {"Authorization": f"Bearer {token}"}

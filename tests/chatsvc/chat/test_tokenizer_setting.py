@@ -27,7 +27,7 @@ def test_chat_budgets_count_with_the_configured_tokenizer(monkeypatch, settings,
                                          llm_context_tokens=8000, llm_max_tokens=500)
     services = Services.open(configured, embedder=local_embedder)
     try:
-        _, token = services.users.add("erin")
+        _, token = services.stores.users.add("erin")
         headers = {"Authorization": f"Bearer {token}"}
         conversation_id = None
         with TestClient(create_app(services=services)) as client:
@@ -40,7 +40,7 @@ def test_chat_budgets_count_with_the_configured_tokenizer(monkeypatch, settings,
         # Counted in cl100k tokens, all six questions would fit the window.
         assert QUESTIONS[0] not in [m["content"] for m in bodies[-1]["messages"]]
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def test_chunks_and_extraction_count_with_the_configured_tokenizer(monkeypatch, settings,
@@ -53,5 +53,5 @@ def test_chunks_and_extraction_count_with_the_configured_tokenizer(monkeypatch, 
         assert len(chunks) > len(default.knowledge.prepare("Backups", DOC)[0])
         assert configured.extractor.tokenizer.count("héllo") == 6
     finally:
-        default.db.close()
-        configured.db.close()
+        default.stores.db.close()
+        configured.stores.db.close()

@@ -4,7 +4,7 @@ from chatsvc.cli import main
 def test_users_add_prints_a_working_token_on_the_last_line(capsys, services):
     assert main(["users", "add", "carol", "--admin"]) == 0
     token = capsys.readouterr().out.strip().splitlines()[-1]
-    user = services.users.authenticate(token)
+    user = services.stores.users.authenticate(token)
     assert user.name == "carol" and user.is_admin
 
 

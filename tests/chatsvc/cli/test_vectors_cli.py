@@ -12,10 +12,10 @@ from store import ChunkIn, SqliteDatabase
 
 def _facts_without_vectors(settings, local_embedder, texts):
     services = Services.open(settings, embedder=local_embedder)
-    user, _ = services.users.add("erin")
+    user, _ = services.stores.users.add("erin")
     for text in texts:
-        services.facts.create(user.id, category="core", fact=text)
-    services.db.close()
+        services.stores.facts.create(user.id, category="core", fact=text)
+    services.stores.db.close()
     return user
 
 
@@ -29,8 +29,8 @@ def test_embed_facts_backfills_once_and_is_idempotent(settings, local_embedder, 
     assert main(["embed-facts"]) == 0
     assert "facts: nothing to embed" in capsys.readouterr().out
     services = Services.open(settings, embedder=local_embedder)
-    assert services.facts.vector_count() == 60 and services.facts.pending_count() == 0
-    services.db.close()
+    assert services.stores.facts.vector_count() == 60 and services.stores.facts.pending_count() == 0
+    services.stores.db.close()
 
 
 def test_reindex_clears_a_dimension_conflict_for_every_store(settings, local_embedder, capsys):
@@ -39,12 +39,12 @@ def test_reindex_clears_a_dimension_conflict_for_every_store(settings, local_emb
     user = _facts_without_vectors(settings, local_embedder,
                                   ["Erin keeps bees", "Erin speaks Welsh"])
     services = Services.open(settings, embedder=local_embedder)
-    services.memories.create(user.id, type="preference", scope="global",
+    services.stores.memories.create(user.id, type="preference", scope="global",
                              content="Answer in short sentences")
     services.knowledge.knowledge.save(owner_id=None, title="Bees", content="Hives need care.",
                                       source_type="document",
                                       chunks=[ChunkIn("Hives need care.", "en")])
-    services.db.close()
+    services.stores.db.close()
     assert main(["embed-facts"]) == 1
     assert "CONFLICT" in capsys.readouterr().err
     assert main(["reindex"]) == 0
@@ -55,26 +55,26 @@ def test_reindex_clears_a_dimension_conflict_for_every_store(settings, local_emb
 
     services = Services.open(settings, embedder=local_embedder)
     try:
-        assert services.db.vector_state.ok
-        assert services.memories.unembedded(limit=10) == []
+        assert services.stores.db.vector_state.ok
+        assert services.stores.memories.unembedded(limit=10) == []
         assert services.knowledge.knowledge.unembedded(limit=10) == []
         hits = asyncio.run(services.fact_service.search(user.id, "honey and hives"))
         assert hits[0].fact.fact == "Erin keeps bees"
     finally:
-        services.db.close()
+        services.stores.db.close()
 
 
 def test_reindex_changes_nothing_when_embeddings_are_down(settings, local_embedder, monkeypatch,
                                                           capsys):
     _facts_without_vectors(settings, local_embedder, ["Erin rows at dawn"])
     services = Services.open(settings, embedder=local_embedder)
-    asyncio.run(backfill(services.facts, local_embedder))
-    services.db.close()
+    asyncio.run(backfill(services.stores.facts, local_embedder))
+    services.stores.db.close()
     monkeypatch.setenv("CHATSVC_EMBEDDINGS", "ollama")
     monkeypatch.setenv("OLLAMA_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CHATSVC_EMBED_MODEL", "multilingual-e5-small")
     assert main(["reindex"]) == 1
     assert "nothing was changed" in capsys.readouterr().err
     services = Services.open(settings, embedder=local_embedder)
-    assert services.facts.vector_count() == 1
-    services.db.close()
+    assert services.stores.facts.vector_count() == 1
+    services.stores.db.close()

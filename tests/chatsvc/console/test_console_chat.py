@@ -134,8 +134,8 @@ def embeddings_down(isolated_env, upstream, monkeypatch) -> Settings:
 def test_fallback_badge_when_embeddings_are_down(page, embeddings_down, upstream,
                                                 console_errors):
     services = Services.open(embeddings_down)
-    _, token = services.users.add("carol")
-    _, admin_token = services.users.add("root", admin=True)
+    _, token = services.stores.users.add("carol")
+    _, admin_token = services.stores.users.add("root", admin=True)
     upstream.script(Reply(chunks=["Here is ", "what I know."]))
     with LiveServer(create_app(services=services)) as server:
         server.api("POST", "/api/posts", {"Authorization": f"Bearer {admin_token}"}, json={
@@ -158,4 +158,4 @@ def test_fallback_badge_when_embeddings_are_down(page, embeddings_down, upstream
         expect(page.locator("#fact-status")).to_contain_text("(HTTP 503)")
         assert console_errors and all("503" in e for e in console_errors), console_errors
         console_errors.clear()  # Chromium logs the expected 503
-    services.db.close()
+    services.stores.db.close()

@@ -16,7 +16,7 @@ def llm_services(settings, local_embedder, upstream):
     opened = Services.open(settings.with_overrides(llm_base_url=upstream.base_url),
                            embedder=local_embedder)
     yield opened
-    opened.db.close()
+    opened.stores.db.close()
 
 
 def answer(new_facts=(), referenced=(), superseded=()) -> Reply:

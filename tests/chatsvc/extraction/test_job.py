@@ -22,15 +22,16 @@ def _unprocessed(services, user_id):
 
 
 def _mentions(services, user_id):
-    rows = services.db.connection().execute(
+    rows = services.stores.db.connection().execute(
         "SELECT fact_id, message_id FROM fact_extractions WHERE user_id = ? ORDER BY id",
         (user_id,)).fetchall()
     return [tuple(row) for row in rows]
 
 
 def _chat(services, user_id, *turns):
-    conv = _seed.conversation(services.db, user_id)
-    return [_seed.message(services.db, user_id, conv, text, role=role) for role, text in turns]
+    db = services.stores.db
+    conv = _seed.conversation(db, user_id)
+    return [_seed.message(db, user_id, conv, text, role=role) for role, text in turns]
 
 
 def test_new_facts_are_saved_mentioned_embedded_and_put_on_the_sheet(llm_services, upstream,
@@ -43,13 +44,13 @@ def test_new_facts_are_saved_mentioned_embedded_and_put_on_the_sheet(llm_service
     result = _run(s, user.id)
     assert (result.new_facts, result.referenced, result.superseded) == (2, 0, 0)
     assert result.processed_messages == 3 and result.failed_batches == 0
-    facts, _ = s.facts.list(user.id)
+    facts, _ = s.stores.facts.list(user.id)
     assert sorted(f.fact for f in facts) == ["Works as a nurse in Lyon", "Writes Python scripts"]
     # Provenance: the batch's last user message.
     assert {m for _, m in _mentions(s, user.id)} == {ids[2]}
-    assert s.facts.vector_count(user.id) == 2
-    assert s.fact_sheets.latest(user.id).id == result.fact_sheet_id
-    assert s.fact_sheets.latest(user.id).fact_count == 2
+    assert s.stores.facts.vector_count(user.id) == 2
+    assert s.stores.fact_sheets.latest(user.id).id == result.fact_sheet_id
+    assert s.stores.fact_sheets.latest(user.id).fact_count == 2
     assert _unprocessed(s, user.id) == 0
     body = upstream.requests[0].body
     assert body["response_format"] == {"type": "json_object"}
@@ -62,8 +63,8 @@ def test_new_facts_are_saved_mentioned_embedded_and_put_on_the_sheet(llm_service
 
 def test_re_mentions_record_extractions_without_duplicates(llm_services, upstream, alice):
     s, user = llm_services, alice[0]
-    lyon = s.facts.create(user.id, category="core", fact="Works as a nurse in Lyon")
-    tea = s.facts.create(user.id, category="core", fact="Likes green tea")
+    lyon = s.stores.facts.create(user.id, category="core", fact="Works as a nurse in Lyon")
+    tea = s.stores.facts.create(user.id, category="core", fact="Likes green tea")
     _chat(s, user.id, ("user", "Back from my shift in Lyon, making green tea."))
     upstream.script(answer([("core", "Likes green tea")], referenced=["f2", "f2", "f99"]))
     result = _run(s, user.id)
@@ -72,21 +73,21 @@ def test_re_mentions_record_extractions_without_duplicates(llm_services, upstrea
     # Most recent first: tea (f1) then Lyon (f2).
     assert "Likes green tea" in refs["f1"] and "Works as a nurse in Lyon" in refs["f2"]
     assert (result.new_facts, result.referenced) == (0, 2)
-    assert s.facts.list(user.id)[1] == 2
-    assert s.facts.get(user.id, lyon.id).mention_count == 1
-    assert s.facts.get(user.id, tea.id).mention_count == 1
+    assert s.stores.facts.list(user.id)[1] == 2
+    assert s.stores.facts.get(user.id, lyon.id).mention_count == 1
+    assert s.stores.facts.get(user.id, tea.id).mention_count == 1
 
 
 def test_known_facts_are_the_sheet_merged_with_the_30_most_recent(llm_services, upstream, alice):
     s, user = llm_services, alice[0]
-    on_sheet = [s.facts.create(user.id, category=("core", "technical")[i % 2],
+    on_sheet = [s.stores.facts.create(user.id, category=("core", "technical")[i % 2],
                                fact=f"Sheet fact {i}") for i in range(40)]
     asyncio.run(s.extractor.run_user(user.id))  # nothing pending: no sheet, no request
-    assert not upstream.requests and s.fact_sheets.latest(user.id) is None
+    assert not upstream.requests and s.stores.fact_sheets.latest(user.id) is None
     from chatsvc.fact_sheet import generate
     from store.clock import utc_now
-    generate(s.fact_sheets, user.id, now=utc_now())
-    later = [s.facts.create(user.id, category="transient", fact=f"Later fact {i}")
+    generate(s.stores.fact_sheets, user.id, now=utc_now())
+    later = [s.stores.facts.create(user.id, category="transient", fact=f"Later fact {i}")
              for i in range(35)]
     _chat(s, user.id, ("user", "hello"))
     upstream.script(answer())
@@ -101,20 +102,20 @@ def test_known_facts_are_the_sheet_merged_with_the_30_most_recent(llm_services, 
 
 def test_supersession_retires_only_the_named_fact(llm_services, upstream, alice):
     s, user = llm_services, alice[0]
-    rome = s.facts.create(user.id, category="core", fact="Lives in Rome")
-    cat = s.facts.create(user.id, category="core", fact="Has a cat")
+    rome = s.stores.facts.create(user.id, category="core", fact="Lives in Rome")
+    cat = s.stores.facts.create(user.id, category="core", fact="Has a cat")
     msg = _chat(s, user.id, ("user", "We moved to Oslo last month, the cat too."))[0]
     # f1 = cat (most recent), f2 = Rome. Bad supersede entries are ignored.
     upstream.script(answer([("core", "Lives in Oslo")], referenced=["f1"],
                            superseded=[("f2", 0), ("f9", 0), ("f1", 5)]))
     result = _run(s, user.id)
     assert (result.new_facts, result.referenced, result.superseded) == (1, 1, 1)
-    old = s.facts.get(user.id, rome.id)
-    oslo = next(f for f in s.facts.list(user.id)[0] if f.fact == "Lives in Oslo")
+    old = s.stores.facts.get(user.id, rome.id)
+    oslo = next(f for f in s.stores.facts.list(user.id)[0] if f.fact == "Lives in Oslo")
     assert old.superseded_by == oslo.id and old.valid_to is not None
-    assert s.facts.get(user.id, cat.id).superseded_by is None
+    assert s.stores.facts.get(user.id, cat.id).superseded_by is None
     assert (rome.id, msg) not in _mentions(s, user.id)  # kept, not deleted, not re-mentioned
-    sheet_facts = s.fact_sheets.latest(user.id).facts_json
+    sheet_facts = s.stores.fact_sheets.latest(user.id).facts_json
     assert "Lives in Oslo" in sheet_facts and "Lives in Rome" not in sheet_facts
 
 
@@ -141,7 +142,7 @@ def test_malformed_twice_skips_with_a_log_line_and_keeps_messages(llm_services, 
     assert result.failed_batches == 1 and result.processed_messages == 0
     assert result.fact_sheet_id is None and "malformed JSON" in result.errors[0]
     assert "skipped 2 messages" in caplog.text
-    assert _unprocessed(s, user.id) == 2 and s.facts.list(user.id)[1] == 0
+    assert _unprocessed(s, user.id) == 2 and s.stores.facts.list(user.id)[1] == 0
     upstream.script(answer([("core", "Plays the cello")]))
     assert _run(s, user.id).processed_messages == 2  # nothing was lost
 
@@ -198,7 +199,7 @@ def test_input_cap_splits_batches_and_truncates_a_huge_message(settings, local_e
         assert "response_format" not in upstream.requests[0].body
         assert result.processed_messages == 13 and _unprocessed(s, user.id) == 0
     finally:
-        s.db.close()
+        s.stores.db.close()
 
 
 def test_nothing_is_processed_twice(llm_services, upstream, alice, bob):
@@ -232,14 +233,14 @@ def test_a_batch_processed_elsewhere_rolls_back(llm_services, alice):
     messages = s.extractor.queue.pending(user.id, limit=10)
     s.extractor.queue.mark_processed([messages[0].id], at=utc_now())  # the other process
     try:
-        _apply.apply(s.db, s.facts, s.extractor.queue, user_id=user.id, messages=messages,
-                     known=[], extraction=Extraction([("core", "Likes chess")], [], []),
-                     now=utc_now())
+        _apply.apply(s.stores.db, s.stores.facts, s.extractor.queue, user_id=user.id,
+                     messages=messages, known=[],
+                     extraction=Extraction([("core", "Likes chess")], [], []), now=utc_now())
     except AlreadyProcessed:
         pass
     else:
         raise AssertionError("expected AlreadyProcessed")
-    assert s.facts.list(user.id)[1] == 0
+    assert s.stores.facts.list(user.id)[1] == 0
 
 
 def test_route_runs_for_the_caller(llm_services, upstream, alice, bob):

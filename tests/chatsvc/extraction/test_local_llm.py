@@ -27,11 +27,11 @@ def test_pipeline_completes_with_the_local_llm(settings, local_embedder, one_thr
         extract_json_mode="schema", extract_max_input_tokens=3000, extract_max_output_tokens=300,
     ), embedder=local_embedder)
     user = alice[0]
-    conv = _seed.conversation(s.db, user.id)
+    conv = _seed.conversation(s.stores.db, user.id)
     for role, text in [("user", "Hi, I'm Marta. I work as a nurse in Lyon."),
                        ("assistant", "Nice to meet you, Marta!"),
                        ("user", "I'm learning Rust to build a small shift planner.")]:
-        _seed.message(s.db, user.id, conv, text, role=role)
+        _seed.message(s.stores.db, user.id, conv, text, role=role)
 
     async def run():
         try:
@@ -43,7 +43,7 @@ def test_pipeline_completes_with_the_local_llm(settings, local_embedder, one_thr
         result = asyncio.run(run())
         assert result.failed_batches == 0, result.errors
         assert result.processed_messages == 3
-        assert s.fact_sheets.latest(user.id).id == result.fact_sheet_id
+        assert s.stores.fact_sheets.latest(user.id).id == result.fact_sheet_id
         assert s.extractor.queue.unprocessed_count(user.id) == 0
     finally:
-        s.db.close()
+        s.stores.db.close()

@@ -23,11 +23,11 @@ def dedup_services(settings, local_embedder, upstream):
     opened_all = []
     yield open_with
     for opened in opened_all:
-        opened.db.close()
+        opened.stores.db.close()
 
 
 def _facts(s, user_id):
-    return [s.facts.create(user_id, category=c, fact=f).id
+    return [s.stores.facts.create(user_id, category=c, fact=f).id
             for c, f in [("core", "Prefers tabs"), ("technical", "Avoids tabs"),
                          ("project", "Builds a linter")]]
 
@@ -51,7 +51,7 @@ def test_dropped_facts_leave_the_sheet_and_are_logged(dedup_services, upstream, 
     assert "f2 [technical] Avoids tabs" in prompt
     assert json.loads(sheet.dedup_log) == [ids[1]]
     assert _sheet_facts(sheet) == ["Prefers tabs", "Builds a linter"]
-    assert s.facts.get(alice[0].id, ids[1]).superseded_by is None  # the fact itself stays
+    assert s.stores.facts.get(alice[0].id, ids[1]).superseded_by is None  # the fact itself stays
 
 
 @pytest.mark.parametrize("reply", [Reply(chunks=["not json"]), Reply(status=400)])

@@ -13,8 +13,8 @@ from tests.chatsvc.extraction.conftest import answer
 
 
 def _chat(services, user_id, text):
-    conv = _seed.conversation(services.db, user_id)
-    return _seed.message(services.db, user_id, conv, text)
+    conv = _seed.conversation(services.stores.db, user_id)
+    return _seed.message(services.stores.db, user_id, conv, text)
 
 
 def test_new_facts_wait_for_backfill_when_embeddings_are_down(settings, upstream, alice):
@@ -30,7 +30,7 @@ def test_new_facts_wait_for_backfill_when_embeddings_are_down(settings, upstream
         upstream.script(answer([("core", "Keeps bees")]))
         result = asyncio.run(s.extractor.run_user(user.id))
         assert result.new_facts == 1 and result.fact_sheet_id is not None
-        assert [job.text for job in s.facts.unembedded(limit=10)] == ["Keeps bees"]
+        assert [job.text for job in s.stores.facts.unembedded(limit=10)] == ["Keeps bees"]
     finally:
         asyncio.run(s.aclose())
 
@@ -49,7 +49,7 @@ def test_schedule_runs_for_users_with_new_messages(llm_services, upstream, alice
 
     asyncio.run(scheduled())
     assert s.extractor.queue.users_with_pending() == []
-    assert s.facts.list(alice[0].id)[1] == 1 and s.facts.list(bob[0].id)[1] == 1
+    assert s.stores.facts.list(alice[0].id)[1] == 1 and s.stores.facts.list(bob[0].id)[1] == 1
 
 
 def test_schedule_off_does_nothing(llm_services, upstream, alice):
@@ -70,6 +70,6 @@ def test_cli_extracts_for_one_user(services, upstream, alice, bob, monkeypatch, 
     upstream.script(answer([("core", "Keeps bees")]))
     assert main(["extract-facts", "--user", "alice"]) == 0
     assert "alice: 1 messages, 1 new" in capsys.readouterr().out
-    assert services.facts.list(alice[0].id)[1] == 1
+    assert services.stores.facts.list(alice[0].id)[1] == 1
     assert services.extractor.queue.users_with_pending() == [bob[0].id]
     assert main(["extract-facts", "--user", "nobody"]) == 1

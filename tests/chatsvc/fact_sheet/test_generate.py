@@ -26,8 +26,8 @@ def _seed_facts(db, user_id):
 
 def test_generate_scores_and_saves(services, alice):
     user, _ = alice
-    ids = _seed_facts(services.db, user.id)
-    sheet = generate(services.fact_sheets, user.id, now=NOW)
+    ids = _seed_facts(services.stores.db, user.id)
+    sheet = generate(services.stores.fact_sheets, user.id, now=NOW)
     entries = json.loads(sheet.facts_json)
     assert [(e["fact"], e["score"]) for e in entries] == [
         ("Name is Ana", 10 * (8 + 4)), ("Uses Go", 6 * 0.5), ("Builds a CLI", 4 * 8),
@@ -39,29 +39,29 @@ def test_generate_scores_and_saves(services, alice):
 
 def test_regeneration_with_unchanged_data_is_byte_identical(services, alice, bob):
     user, _ = alice
-    _seed_facts(services.db, user.id)
-    first = generate(services.fact_sheets, user.id, now=NOW)
-    _seed_facts(services.db, bob[0].id)  # another user's data changes nothing here
-    second = generate(services.fact_sheets, user.id, now=NOW + timedelta(minutes=5))
+    _seed_facts(services.stores.db, user.id)
+    first = generate(services.stores.fact_sheets, user.id, now=NOW)
+    _seed_facts(services.stores.db, bob[0].id)  # another user's data changes nothing here
+    second = generate(services.stores.fact_sheets, user.id, now=NOW + timedelta(minutes=5))
     assert second.id != first.id
     assert second.facts_json.encode() == first.facts_json.encode()
 
 
 def test_context_facts_latest_pinned_and_pruned(services, alice):
     user, _ = alice
-    assert context_facts(services.fact_sheets, user.id).sheet_id is None
-    _seed_facts(services.db, user.id)
-    old = generate(services.fact_sheets, user.id, now=NOW - timedelta(days=5))
-    Facts(services.db).create(user.id, category="core", fact="Likes tea")
-    pinned = generate(services.fact_sheets, user.id, now=NOW - timedelta(days=1))
-    latest = context_facts(services.fact_sheets, user.id)
+    assert context_facts(services.stores.fact_sheets, user.id).sheet_id is None
+    _seed_facts(services.stores.db, user.id)
+    old = generate(services.stores.fact_sheets, user.id, now=NOW - timedelta(days=5))
+    Facts(services.stores.db).create(user.id, category="core", fact="Likes tea")
+    pinned = generate(services.stores.fact_sheets, user.id, now=NOW - timedelta(days=1))
+    latest = context_facts(services.stores.fact_sheets, user.id)
     assert latest.sheet_id == pinned.id
     assert latest.entries[0] == {"category": "core", "fact": "Name is Ana"}
     assert {"category": "core", "fact": "Likes tea"} in latest.entries
-    assert context_facts(services.fact_sheets, user.id, pinned_id=old.id).sheet_id == old.id
-    generate(services.fact_sheets, user.id, now=NOW + timedelta(days=3))  # prunes `old`
-    fallback = context_facts(services.fact_sheets, user.id, pinned_id=old.id)
-    assert fallback.sheet_id == services.fact_sheets.latest(user.id).id
+    assert context_facts(services.stores.fact_sheets, user.id, pinned_id=old.id).sheet_id == old.id
+    generate(services.stores.fact_sheets, user.id, now=NOW + timedelta(days=3))  # prunes `old`
+    fallback = context_facts(services.stores.fact_sheets, user.id, pinned_id=old.id)
+    assert fallback.sheet_id == services.stores.fact_sheets.latest(user.id).id
 
 
 def test_routes_empty_generate_and_isolation(client, services, alice, bob):
@@ -70,7 +70,7 @@ def test_routes_empty_generate_and_isolation(client, services, alice, bob):
     assert empty.status_code == 200
     assert empty.json() == {"id": None, "facts": [], "created_at": None, "fact_count": 0,
                             "dedup_log": None}
-    _seed_facts(services.db, user.id)
+    _seed_facts(services.stores.db, user.id)
     created = client.post("/api/fact-sheet/generate", headers=headers)
     assert created.status_code == 201
     body = created.json()

@@ -109,7 +109,7 @@ def test_running_service_mode_records_and_cleans_up(monkeypatch, local_embedder)
         monkeypatch.setenv("LLM_BASE_URL", proxy.base_url)
         monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
         services = Services.open(Settings.from_env(), embedder=local_embedder)
-        _, token = services.users.add("remote-user")
+        _, token = services.stores.users.add("remote-user")
         replay = runner.Replay(
             [scenario], ("before_conversation",), rules.load(),
             runner.Upstream(upstream.base_url, "scripted-model", scripted=upstream),
@@ -121,7 +121,7 @@ def test_running_service_mode_records_and_cleans_up(monkeypatch, local_embedder)
                 facts = client.get("/api/facts", headers=headers).json()
                 memories = client.get("/api/memory", headers=headers).json()
         finally:
-            services.db.close()
+            services.stores.db.close()
     assert [(r["layout"], r["turn"]) for r in rows] == [("before_conversation", 1),
                                                          ("before_conversation", 2)]
     assert rows[1]["lcp_tokens"] > rows[1]["stable_tokens"] > 0

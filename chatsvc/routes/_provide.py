@@ -1,0 +1,41 @@
+"""What route handlers may ask for by parameter name (Litestar dependency injection).
+
+Each name is one piece of the process's `Services` (opened at start-up, kept in
+`app.state.services`); a handler declares only the pieces it uses.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any
+
+from litestar.datastructures import State
+from litestar.di import Provide
+
+# parameter name -> attribute path on Services
+_PIECES = {
+    "settings": "settings",
+    "llm": "llm",
+    "health": "health",
+    "sources": "sources",
+    "extractor": "extractor",
+    "fact_service": "fact_service",
+    "memory_service": "memory_service",
+    "knowledge": "knowledge",
+    "knowledge_store": "stores.knowledge",
+    "chats": "stores.chats",
+    "fact_sheets": "stores.fact_sheets",
+    "posts": "stores.posts",
+}
+
+
+def _provider(path: str) -> Provide:
+    piece = attrgetter(path)
+
+    def provide(state: State) -> Any:
+        return piece(state.services)
+
+    return Provide(provide, sync_to_thread=False)
+
+
+DEPENDENCIES = {name: _provider(path) for name, path in _PIECES.items()}
