@@ -163,7 +163,7 @@ def test_folded_system_role_sends_no_system_message(settings, local_embedder, up
             roles = [m["role"] for m in request.body["messages"]]
             assert "system" not in roles and roles[0] == "user"
     finally:
-        s.db.close()
+        s.stores.db.close()
 
 
 def test_upstream_error_stops_the_run_and_keeps_messages(llm_services, upstream, alice):
