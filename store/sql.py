@@ -18,6 +18,14 @@ POSTGRESQL = "postgresql"
 GREATEST = {SQLITE: "max", POSTGRESQL: "greatest"}
 
 
+def share_lock(dialect: str, alias: str) -> str:
+    """A SELECT's suffix keeping its rows of `alias` from being deleted or changed until
+    the transaction ends. SQLite's write transaction already excludes other writers;
+    PostgreSQL's READ COMMITTED does not (a row read, then deleted by another replica,
+    would fail the vector insert on its foreign key)."""
+    return f" FOR SHARE OF {alias}" if dialect == POSTGRESQL else ""
+
+
 class _Markers(dict):
     """Every name maps to its placeholder in one driver's style."""
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from store.clock import now_iso
 from store.contract import Database, EmbedJob
-from store.sql import in_list
+from store.sql import in_list, share_lock
 
 # sqlite-vec's limit for a KNN `k`, kept by every backend so answers agree.
 KNN_MAX_K = 4096
@@ -135,7 +135,8 @@ class VectorIndex:
                 row["id"]: (row["hash"], row["owner"]) for row in self.db.execute(
                     f"SELECT {s.alias}.id AS id, {s.alias}.content_hash AS hash, "
                     f"{s.owner or 'NULL'} AS owner FROM {s.source} "
-                    f"WHERE {s.alias}.id IN {ids} AND {s.keep}", params).fetchall()
+                    f"WHERE {s.alias}.id IN {ids} AND {s.keep}"
+                    f"{share_lock(self.db.dialect, s.alias)}", params).fetchall()
             }
             rows = [(job.row_id, current[job.row_id][1], vector, job.content_hash)
                     for job, vector in items

@@ -108,3 +108,32 @@ def test_a_batch_marked_by_another_replica_meanwhile_is_already_processed(url):
     finally:
         a.close()
         b.close()
+
+
+def test_a_row_deleted_by_another_replica_while_embedding_is_saved_skips_its_vector(url):
+    a = PgDatabase(url, embed_model="m", embed_dim=4)
+    b = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        stores = stores_for(a)
+        alice = stores.users.add("alice")[0].id
+        fact = stores.facts.create(alice, category="core", fact="Lives in Lyon")
+        job = stores.facts.unembedded(limit=10)[0]
+        errors = []
+
+        def save_on_a():
+            try:
+                stores.facts.save_embeddings([(job, [1.0, 0, 0, 0])])
+            except Exception as exc:  # reported by the assertion below
+                errors.append(exc)
+
+        with b.transaction():  # replica B deletes the fact and commits a moment later
+            stores_for(b).facts.delete(alice, fact.id)
+            saver = threading.Thread(target=save_on_a)
+            saver.start()
+            time.sleep(0.3)  # A now waits for B's row lock
+        saver.join(timeout=10)
+        assert errors == []
+        assert stores.facts.vector_count(alice) == 0
+    finally:
+        a.close()
+        b.close()
