@@ -10,7 +10,7 @@ import httpx
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
-from store.backend import DatabaseLike
+from store import Database
 
 LLM_PROBE_TIMEOUT = 3.0
 
@@ -26,7 +26,7 @@ class Check:
 
 
 class HealthChecker:
-    def __init__(self, settings: Settings, db: DatabaseLike, embedder: Embedder) -> None:
+    def __init__(self, settings: Settings, db: Database, embedder: Embedder) -> None:
         self.settings = settings
         self.db = db
         self.embedder = embedder

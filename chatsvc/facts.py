@@ -13,14 +13,15 @@ import logging
 from chatsvc._errors import EmbeddingError
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
+from store import FactStore
 from store.contract import EmbedJob
-from store.facts import Fact, FactHit, Facts, check_fields, content_hash
+from store.facts import Fact, FactHit, check_fields, content_hash
 
 log = logging.getLogger("chatsvc.facts")
 
 
 class FactService:
-    def __init__(self, store: Facts, embedder: Embedder) -> None:
+    def __init__(self, store: FactStore, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
 

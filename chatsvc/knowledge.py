@@ -19,7 +19,7 @@ from chatsvc.llm import LLM
 from context.chunking import chunk_text
 from context.tiers import extractive_tiers, parse_tiers, tier_messages
 from context.tokens import get_tokenizer
-from store import ChunkIn, Hit, Knowledge, NotFound, Post, VectorUnavailable
+from store import ChunkIn, Hit, KnowledgeStore, NotFound, Post, VectorUnavailable
 from store.knowledge import Saved
 
 log = logging.getLogger("chatsvc.knowledge")
@@ -46,7 +46,7 @@ def snippet(text: str, at: int) -> str:
 
 class KnowledgeService:
     def __init__(
-        self, settings: Settings, knowledge: Knowledge, embedder: Embedder, llm: LLM
+        self, settings: Settings, knowledge: KnowledgeStore, embedder: Embedder, llm: LLM
     ) -> None:
         self.settings = settings
         self.knowledge = knowledge

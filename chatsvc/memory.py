@@ -22,7 +22,7 @@ from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.embeddings import Embedder
 from context.memory import Budget, select_baseline, select_semantic, stable_hash
 from context.tokens import get_tokenizer
-from store import Memories, Memory, VectorUnavailable
+from store import Memory, MemoryStore, VectorUnavailable
 from store.memory import MEMORY_TYPES, SCOPES
 
 log = logging.getLogger("chatsvc.memory")
@@ -97,7 +97,7 @@ def patched(current: Memory, changes: Mapping[str, object]) -> MemoryFields:
 
 
 class MemoryService:
-    def __init__(self, store: Memories, embedder: Embedder, settings: Settings) -> None:
+    def __init__(self, store: MemoryStore, embedder: Embedder, settings: Settings) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings

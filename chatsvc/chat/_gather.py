@@ -17,10 +17,8 @@ from chatsvc.fact_sheet import context_facts
 from chatsvc.knowledge import KnowledgeService
 from chatsvc.memory import MemoryService
 from context import ConversationSummary, Doc, FactHit, MemoryItem, Post, SheetFact, Snippet
-from store import Chats, Facts, Posts
-from store.backend import DatabaseLike
+from store import ChatStore, Database, FactSheetStore, FactStore, PostStore
 from store.chats import Conversation
-from store.fact_sheets import FactSheets
 
 RECENT_CONVERSATIONS = 5
 RELATED_FACTS = 10
@@ -33,14 +31,14 @@ class Sources:
     """What a turn's context is read from, and the settings that bound it."""
 
     settings: Settings
-    db: DatabaseLike  # its vector state: whether semantic search can run at all
+    db: Database  # its vector state: whether semantic search can run at all
     embedder: Embedder
-    chats: Chats
-    fact_sheets: FactSheets
-    facts: Facts
+    chats: ChatStore
+    fact_sheets: FactSheetStore
+    facts: FactStore
     memory: MemoryService
     knowledge: KnowledgeService
-    posts: Posts
+    posts: PostStore
 
     # -- stable layers (pinned per conversation) --------------------------------------
 

@@ -12,12 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from chatsvc.extraction._prompt import Extraction, KnownFact
-from store import NotFound
-from store.backend import DatabaseLike
+from store import Database, ExtractionQueueStore, FactSheetStore, FactStore, NotFound
 from store.clock import iso
-from store.extraction import ExtractionQueue, PendingMessage
-from store.fact_sheets import FactSheets
-from store.facts import Fact, Facts
+from store.extraction import PendingMessage
+from store.facts import Fact
 
 RECENT_FACTS = 30
 
@@ -27,7 +25,7 @@ def _live(fact: Fact, now: str) -> bool:
 
 
 def known_facts(
-    facts: Facts, sheets: FactSheets, user_id: str, *, now: datetime
+    facts: FactStore, sheets: FactSheetStore, user_id: str, *, now: datetime
 ) -> list[KnownFact]:
     """The latest sheet's facts merged by id with the most recent facts; live ones only."""
     sheet = sheets.latest(user_id)
@@ -59,9 +57,9 @@ def provenance(messages: list[PendingMessage]) -> PendingMessage:
 
 
 def apply(
-    db: DatabaseLike,
-    facts: Facts,
-    queue: ExtractionQueue,
+    db: Database,
+    facts: FactStore,
+    queue: ExtractionQueueStore,
     *,
     user_id: str,
     messages: list[PendingMessage],
@@ -99,7 +97,7 @@ def apply(
     return applied
 
 
-def _supersede(facts: Facts, user_id: str, old_id: str, new_id: str, at: str) -> int:
+def _supersede(facts: FactStore, user_id: str, old_id: str, new_id: str, at: str) -> int:
     """Supersede only the named fact, only if it is still live; 1 if done."""
     if old_id == new_id:
         return 0

@@ -43,10 +43,10 @@ from chatsvc.fact_sheet import (
 from chatsvc.facts import FactService
 from chatsvc.llm import LLM, MalformedReply
 from context.tokens import get_tokenizer
-from store.backend import DatabaseLike
+from store import Database, ExtractionQueueStore, FactSheetStore
 from store.clock import utc_now
-from store.extraction import AlreadyProcessed, ExtractionQueue, PendingMessage
-from store.fact_sheets import FactSheet, FactSheets
+from store.extraction import AlreadyProcessed, PendingMessage
+from store.fact_sheets import FactSheet
 
 log = logging.getLogger("chatsvc.extraction")
 
@@ -85,9 +85,9 @@ class FactExtractor:
         llm: LLM,
         fact_service: FactService,
         *,
-        db: DatabaseLike,
-        sheets: FactSheets,
-        queue: ExtractionQueue,
+        db: Database,
+        sheets: FactSheetStore,
+        queue: ExtractionQueueStore,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.settings = settings

@@ -16,13 +16,13 @@ from chatsvc.fact_sheet._scoring import (
     build_sheet,
     canonical_json,
 )
-from store import NotFound
+from store import FactSheetStore, NotFound
 from store.clock import parse_iso
-from store.fact_sheets import FactSheet, FactSheets
+from store.fact_sheets import FactSheet
 
 
 def build_entries(
-    sheets: FactSheets, user_id: str, *, now: datetime, exclude: frozenset[str] = frozenset()
+    sheets: FactSheetStore, user_id: str, *, now: datetime, exclude: frozenset[str] = frozenset()
 ) -> list[SheetEntry]:
     """The sheet for the user's live facts as of `now`, without the facts in `exclude`."""
     inputs = sheets.inputs(user_id, records_limit=RECENT_EXTRACTIONS, now=now)
@@ -32,7 +32,7 @@ def build_entries(
 
 
 def save_entries(
-    sheets: FactSheets,
+    sheets: FactSheetStore,
     user_id: str,
     entries: list[SheetEntry],
     *,
@@ -46,7 +46,7 @@ def save_entries(
     )
 
 
-def generate(sheets: FactSheets, user_id: str, *, now: datetime) -> FactSheet:
+def generate(sheets: FactSheetStore, user_id: str, *, now: datetime) -> FactSheet:
     """Score the user's live facts as of `now`, save the sheet, apply retention.
     Replicas generating the same user's sheet take turns (the database's job lock)."""
     with sheets.db.job_lock("fact_sheet", user_id, wait=True):
@@ -75,7 +75,7 @@ class ContextFacts:
 
 
 def context_facts(
-    sheets: FactSheets, user_id: str, *, pinned_id: str | None = None
+    sheets: FactSheetStore, user_id: str, *, pinned_id: str | None = None
 ) -> ContextFacts:
     """The pinned sheet if it still exists, else the latest; no sheet -> no entries."""
     sheet = None

@@ -20,7 +20,7 @@ from chatsvc.chat import Sources, Turn
 from chatsvc.llm import LLM
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import StreamingOperation
-from store import Chats
+from store import ChatStore
 
 log = logging.getLogger("chatsvc.chat")
 
@@ -129,7 +129,7 @@ async def chat(
 
 
 @get("/conversations", summary="The caller's conversations")
-async def list_conversations(request: Request, chats: NamedDependency[Chats]) -> dict:
+async def list_conversations(request: Request, chats: NamedDependency[ChatStore]) -> dict:
     found = await in_thread(chats.list, request.user.id)
     return {"conversations": [
         {"id": c.id, "title": c.title, "created_at": c.created_at, "updated_at": c.updated_at}
@@ -139,7 +139,7 @@ async def list_conversations(request: Request, chats: NamedDependency[Chats]) ->
 
 @get("/conversations/{conversation_id:str}", summary="One conversation")
 async def get_conversation(
-    request: Request, chats: NamedDependency[Chats], conversation_id: FromPath[str]
+    request: Request, chats: NamedDependency[ChatStore], conversation_id: FromPath[str]
 ) -> dict:
     conversation = await in_thread(chats.get, request.user.id, conversation_id)
     messages = await in_thread(chats.messages, request.user.id, conversation_id)
@@ -153,7 +153,7 @@ async def get_conversation(
 @delete("/conversations/{conversation_id:str}", summary="Delete a conversation",
         status_code=204)
 async def delete_conversation(
-    request: Request, chats: NamedDependency[Chats], conversation_id: FromPath[str]
+    request: Request, chats: NamedDependency[ChatStore], conversation_id: FromPath[str]
 ) -> None:
     await in_thread_shielded(chats.delete, request.user.id, conversation_id)
 

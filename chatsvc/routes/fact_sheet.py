@@ -6,11 +6,11 @@ from litestar.di import NamedDependency
 from chatsvc._threads import in_thread
 from chatsvc.extraction import FactExtractor
 from chatsvc.fact_sheet import sheet_json
-from store.fact_sheets import FactSheets
+from store import FactSheetStore
 
 
 @get(summary="The caller's latest fact sheet")
-async def latest_sheet(request: Request, fact_sheets: NamedDependency[FactSheets]) -> dict:
+async def latest_sheet(request: Request, fact_sheets: NamedDependency[FactSheetStore]) -> dict:
     return sheet_json(await in_thread(fact_sheets.latest, request.user.id))
 
 

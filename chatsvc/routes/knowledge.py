@@ -15,7 +15,7 @@ from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
 from chatsvc.knowledge import KnowledgeService, snippet
 from chatsvc.routes import _validate as check
-from store import Entry, Hit, Knowledge
+from store import Entry, Hit, KnowledgeStore
 from store.fts import first_hit
 
 MAX_TITLE = 500
@@ -109,7 +109,7 @@ async def search(
 @get(summary="Browse entries")
 async def list_entries(
     request: Request,
-    knowledge_store: NamedDependency[Knowledge], source_type: FromQuery[str | None] = None,
+    knowledge_store: NamedDependency[KnowledgeStore], source_type: FromQuery[str | None] = None,
     limit: FromQuery[int] = 50, offset: FromQuery[int] = 0,
 ) -> dict:
     check.source_type(source_type)
@@ -123,13 +123,13 @@ async def list_entries(
 
 
 @get("/stats", summary="Counts by source type")
-async def stats(request: Request, knowledge_store: NamedDependency[Knowledge]) -> dict:
+async def stats(request: Request, knowledge_store: NamedDependency[KnowledgeStore]) -> dict:
     return await in_thread(knowledge_store.stats, viewer_id=request.user.id)
 
 
 @get("/{entry_id:str}", summary="One entry with its full content (L2)")
 async def get_entry(
-    request: Request, knowledge_store: NamedDependency[Knowledge], entry_id: FromPath[str]
+    request: Request, knowledge_store: NamedDependency[KnowledgeStore], entry_id: FromPath[str]
 ) -> dict:
     entry = await in_thread(knowledge_store.get, entry_id, viewer_id=request.user.id)
     return entry_full(entry)
@@ -137,7 +137,7 @@ async def get_entry(
 
 @delete("/{entry_id:str}", summary="Delete an entry")
 async def delete_entry(
-    request: Request, knowledge_store: NamedDependency[Knowledge], entry_id: FromPath[str]
+    request: Request, knowledge_store: NamedDependency[KnowledgeStore], entry_id: FromPath[str]
 ) -> None:
     entry = await in_thread(knowledge_store.get, entry_id, viewer_id=request.user.id)
     if entry.owner_id is None and not request.user.is_admin:

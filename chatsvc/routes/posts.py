@@ -19,7 +19,7 @@ from chatsvc._threads import in_thread
 from chatsvc.knowledge import KnowledgeService
 from chatsvc.routes import _validate as check
 from context.tiers import extractive_tiers
-from store import Post, Posts
+from store import Post, PostStore
 
 MAX_TITLE = 500
 MAX_EXCERPT = 2000
@@ -67,7 +67,7 @@ async def _synced(
 @get(summary="Recent posts")
 async def list_posts(
     request: Request,
-    posts: NamedDependency[Posts], limit: FromQuery[int] = 20,
+    posts: NamedDependency[PostStore], limit: FromQuery[int] = 20,
 ) -> dict:
     check.bounded("limit", limit, 1, 100)
     found = await in_thread(posts.list, limit=limit, include_drafts=request.user.is_admin)
@@ -76,8 +76,8 @@ async def list_posts(
 
 @post(summary="Create a post (admin)", guards=[admin_only])
 async def create_post(
-    request: Request, posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
-    data: JSONBody[PostIn],
+    request: Request, posts: NamedDependency[PostStore],
+    knowledge: NamedDependency[KnowledgeService], data: JSONBody[PostIn],
 ) -> Response:
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
     content = check.text("content", data.content, max_chars=10**7)
@@ -92,13 +92,15 @@ async def create_post(
 
 
 @get("/{post_id:str}", summary="One post")
-async def get_post(request: Request, posts: NamedDependency[Posts], post_id: FromPath[str]) -> dict:
+async def get_post(
+    request: Request, posts: NamedDependency[PostStore], post_id: FromPath[str]
+) -> dict:
     return post_full(await in_thread(posts.get, post_id, include_drafts=request.user.is_admin))
 
 
 @patch("/{post_id:str}", summary="Change a post (admin)", guards=[admin_only])
 async def update_post(
-    posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
+    posts: NamedDependency[PostStore], knowledge: NamedDependency[KnowledgeService],
     post_id: FromPath[str], data: JSONBody[dict[str, Any]],
 ) -> Response:
     changes = _post_changes(data)
@@ -127,7 +129,7 @@ def _post_changes(data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
 
 @delete("/{post_id:str}", summary="Delete a post (admin)", guards=[admin_only])
 async def delete_post(
-    posts: NamedDependency[Posts], knowledge: NamedDependency[KnowledgeService],
+    posts: NamedDependency[PostStore], knowledge: NamedDependency[KnowledgeService],
     post_id: FromPath[str],
 ) -> None:
     await in_thread(posts.delete, post_id)
