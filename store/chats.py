@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from store._errors import NotFound, StoreError
 from store.clock import new_id, now_iso
 from store.contract import Database
+from store.sql import record
 
 TITLE_CHARS = 80
 STATUSES = ("complete", "interrupted", "error")
@@ -67,21 +68,10 @@ def title_for(message: str) -> str:
 
 
 def _conversation(row) -> Conversation:
-    return Conversation(
-        id=row["id"], user_id=row["user_id"], title=row["title"], project_id=row["project_id"],
-        snapshot=row["snapshot"], created_at=row["created_at"], updated_at=row["updated_at"],
-    )
-
+    return record(Conversation, row)
 
 def _message(row) -> ChatMessage:
-    return ChatMessage(
-        id=row["id"], conversation_id=row["conversation_id"], role=row["role"],
-        content=row["content"], status=row["status"], created_at=row["created_at"],
-        mode=row["mode"], prefix_hash=row["prefix_hash"],
-        usage=json.loads(row["usage"]) if row["usage"] else None,
-        cached_tokens=row["cached_tokens"], context=row["context"],
-    )
-
+    return record(ChatMessage, row, usage=json.loads(row["usage"]) if row["usage"] else None)
 
 class Chats:
     def __init__(self, db: Database) -> None:

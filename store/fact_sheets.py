@@ -13,6 +13,7 @@ from store._errors import NotFound
 from store.clock import iso, new_id
 from store.contract import Database
 from store.facts import LIVE as LIVE_FACT
+from store.sql import record
 
 RETENTION = timedelta(days=7)
 # Newest first; rowid breaks ties between sheets written in the same microsecond.
@@ -39,15 +40,7 @@ class SheetInputs:
 
 
 def _row_to_sheet(row) -> FactSheet:
-    return FactSheet(
-        id=row["id"],
-        user_id=row["user_id"],
-        facts_json=row["facts_json"],
-        dedup_log=row["dedup_log"],
-        fact_count=row["fact_count"],
-        created_at=row["created_at"],
-    )
-
+    return record(FactSheet, row)
 
 def _prune(db: Database, user_id: str, now: datetime) -> int:
     cursor = db.execute(

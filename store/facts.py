@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from store._errors import NotFound, StoreError
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
-from store.sql import GREATEST, in_list
+from store.sql import GREATEST, in_list, record
 from store.vectors import KNN_MAX_K, Scope, VectorSpec
 
 CATEGORIES = ("core", "technical", "project", "transient")
@@ -76,19 +76,7 @@ def content_hash(text: str) -> str:
 
 
 def row_to_fact(row) -> Fact:
-    return Fact(
-        id=row["id"],
-        user_id=row["user_id"],
-        category=row["category"],
-        fact=row["fact"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        last_extracted_at=row["last_extracted_at"],
-        mention_count=row["mention_count"],
-        superseded_by=row["superseded_by"],
-        valid_to=row["valid_to"],
-    )
-
+    return record(Fact, row)
 
 def check_fields(category: str | None, text: str | None) -> str | None:
     """Validate the fields; return the stripped text (None when not given)."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from store._errors import NotFound
 from store.clock import new_id, now_iso
 from store.contract import Database
+from store.sql import record
 
 _EDITABLE = ("title", "content", "excerpt", "published")
 
@@ -26,12 +27,7 @@ class Post:
 
 
 def _post(row) -> Post:
-    return Post(
-        id=row["id"], author_id=row["author_id"], title=row["title"], content=row["content"],
-        excerpt=row["excerpt"], published=bool(row["published"]), created_at=row["created_at"],
-        updated_at=row["updated_at"], published_at=row["published_at"],
-    )
-
+    return record(Post, row, published=bool(row["published"]))
 
 class Posts:
     def __init__(self, db: Database) -> None:

@@ -7,9 +7,13 @@ The few dialect differences the domain stores meet are named here, next to it.
 
 from __future__ import annotations
 
+import dataclasses
 import string
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any, TypeVar
+
+R = TypeVar("R")
 
 SQLITE = "sqlite"
 POSTGRESQL = "postgresql"
@@ -53,3 +57,17 @@ def in_list(name: str, values: Iterable[object]) -> tuple[str, dict[str, object]
     """`($name0, $name1, ...)` for an IN clause, and its parameters."""
     params = {f"{name}{i}": value for i, value in enumerate(values)}
     return "(" + ", ".join(f"${key}" for key in params) + ")", params
+
+
+@lru_cache(maxsize=64)
+def _fields(cls: type) -> tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(cls))
+
+
+def record(cls: type[R], row: Any, **computed: Any) -> R:
+    """The dataclass `cls` from a row: each field from the column of its name (rows of
+    both drivers are addressed by name), unless `computed` gives it; fields with a
+    default may be missing from the row."""
+    columns = row.keys()
+    return cls(**{name: row[name] for name in _fields(cls)
+                  if name not in computed and name in columns}, **computed)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from store._errors import ConstraintViolation, NotFound, StoreError
 from store.clock import new_id, now_iso
 from store.contract import Database
+from store.sql import record
 
 
 @dataclass(frozen=True)
@@ -36,15 +37,7 @@ def hash_secret(secret: str) -> str:
 
 
 def _row_to_user(row) -> User:
-    return User(
-        id=row["id"],
-        name=row["name"],
-        is_admin=bool(row["is_admin"]),
-        timezone=row["timezone"],
-        created_at=row["created_at"],
-        revoked_at=row["revoked_at"],
-    )
-
+    return record(User, row, is_admin=bool(row["is_admin"]))
 
 class Users:
     def __init__(self, db: Database) -> None:

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from store.contract import EmbedJob
+from store.sql import record
 from store.vectors import VectorSpec
 
 TITLE_IN_EMBEDDING = 100  # chars of the title embedded with each chunk
@@ -79,19 +80,7 @@ def embed_text(title: str, chunk: str) -> str:
 
 
 def entry_from(row) -> Entry:
-    return Entry(
-        id=row["id"], owner_id=row["owner_id"], title=row["title"],
-        source_type=row["source_type"], source_id=row["source_id"], content=row["content"],
-        abstract=row["abstract"], overview=row["overview"], tiers_by=row["tiers_by"],
-        metadata=json.loads(row["metadata"]), content_hash=row["content_hash"],
-        created_at=row["created_at"], updated_at=row["updated_at"], chunks=row["chunk_count"],
-    )
-
+    return record(Entry, row, metadata=json.loads(row["metadata"]), chunks=row["chunk_count"])
 
 def hit_from(row, score: float) -> Hit:
-    return Hit(
-        chunk_id=row["chunk_id"], entry_id=row["entry_id"], title=row["title"],
-        source_type=row["source_type"], source_id=row["source_id"],
-        chunk_index=row["chunk_index"], abstract=row["abstract"], overview=row["overview"],
-        text=row["text"], score=score,
-    )
+    return record(Hit, row, score=score)
