@@ -22,9 +22,6 @@ from store.memory import Memories
 from store.posts import Posts
 from store.users import Users
 
-# The contract's handle under the name chatsvc has typed against.
-DatabaseLike = Database
-
 
 @dataclass
 class Stores:

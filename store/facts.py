@@ -14,7 +14,6 @@ while vector search is unavailable (no sqlite-vec, dimension CONFLICT):
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ from store._errors import NotFound, StoreError
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
 from store.sql import GREATEST, in_list, record
-from store.vectors import KNN_MAX_K, Scope, VectorSpec
+from store.vectors import KNN_MAX_K, Scope, VectorSpec, content_hash
 
 CATEGORIES = ("core", "technical", "project", "transient")
 FACT_MAX_CHARS = 2000
@@ -70,9 +69,6 @@ class InvalidFact(StoreError):
         super().__init__(f"invalid value for {field}: {message}")
         self.field = field
 
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def row_to_fact(row) -> Fact:

@@ -10,7 +10,6 @@ Injection order and budgets are not decided here but in context/memory.py.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,7 +17,7 @@ from store._errors import NotFound
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
 from store.sql import in_list
-from store.vectors import KNN_MAX_K, Scope, VectorSpec
+from store.vectors import KNN_MAX_K, Scope, VectorSpec, content_hash
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")
 SCOPES = ("global", "project")
@@ -56,9 +55,6 @@ class MemorySnapshot:
     memories: list[Memory]
     version: int
 
-
-def content_hash(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 class Memories:

@@ -12,6 +12,7 @@ builds the backend's index.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,12 @@ from store.sql import in_list, share_lock
 
 # sqlite-vec's limit for a KNN `k`, kept by every backend so answers agree.
 KNN_MAX_K = 4096
+
+
+def content_hash(text: str) -> str:
+    """The hash a source row keeps of its embedded text and its vector of the text it was
+    made from: where they differ, the vector is stale."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

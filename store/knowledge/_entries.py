@@ -3,10 +3,9 @@ transaction, vectors through the index) and reads."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
-from store import fts
+from store import fts, vectors
 from store._errors import NotFound
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
@@ -95,7 +94,7 @@ class Entries:
         jobs = []
         for index, chunk in enumerate(chunks):
             chunk_id = new_id()
-            digest = hashlib.sha256(chunk.text.encode()).hexdigest()
+            digest = vectors.content_hash(chunk.text)
             seq = self.db.execute(
                 "INSERT INTO knowledge_chunks(id, entry_id, chunk_index, content, language, "
                 "content_hash) VALUES ($id, $entry, $index, $content, $language, $hash) "
