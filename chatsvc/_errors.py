@@ -11,6 +11,8 @@
     ├── NotFound
     ├── DatabaseBusy             the write lock stayed taken past the busy timeout
     ├── VectorUnavailable        sqlite-vec missing or dimension conflict
+    ├── ConstraintViolation      a duplicate key, check or foreign key failed
+    ├── QueryFailed              any other driver failure (sqlite3/psycopg never escape)
     ├── InvalidFact              a fact field the store does not accept
     ├── UserExists               (CLI only)
     └── AlreadyProcessed         (extraction only, never leaves it)
