@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from store._errors import NotFound, StoreError
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
-from store.sql import GREATEST, in_list, record
+from store.sql import GREATEST, in_list, record, visible
 from store.vectors import KNN_MAX_K, Scope, VectorSpec, content_hash
 
 CATEGORIES = ("core", "technical", "project", "transient")
@@ -260,13 +260,13 @@ class Facts:
             return []
         ids, params = in_list("id", close)
         rows = self.db.execute(
-            f"SELECT {COLUMNS}, f.content_hash AS hash FROM facts f WHERE f.id IN {ids} "
-            f"AND f.user_id = $user AND {LIVE}",
+            f"SELECT {COLUMNS}, f.content_hash AS hash, {visible(f'f.user_id = $user AND {LIVE}')}"
+            f" FROM facts f WHERE f.id IN {ids}",
             {**params, "user": user_id, "now": now},
         ).fetchall()
         # A vector made from other text (left while vectors were off) never matches.
         hits = [FactHit(row_to_fact(row), close[row["id"]][0]) for row in rows
-                if close[row["id"]][1] == row["hash"]]
+                if row["visible"] and close[row["id"]][1] == row["hash"]]
         return sorted(hits, key=lambda hit: (hit.distance, hit.fact.id))[:limit]
 
     def vector_count(self, user_id: str | None = None) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from store._errors import NotFound
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
-from store.sql import in_list
+from store.sql import in_list, visible
 from store.vectors import KNN_MAX_K, Scope, VectorSpec, content_hash
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")
@@ -200,11 +200,11 @@ class Memories:
             return []
         ids, id_params = in_list("id", found)
         rows = self.db.fetch(
-            f"SELECT {COLUMNS}, m.content_hash FROM user_memory m WHERE m.id IN {ids} "
-            f"AND {where}", {**params, **id_params}, lambda *row: row)
+            f"SELECT {COLUMNS}, m.content_hash, {visible(where)} FROM user_memory m "
+            f"WHERE m.id IN {ids}", {**params, **id_params}, lambda *row: row)
         # A vector made from other content (left while vectors were off) never matches.
-        hits = [(Memory(*row[:-1]), found[row[0]][0]) for row in rows
-                if found[row[0]][1] == row[-1]]
+        hits = [(Memory(*row[:-2]), found[row[0]][0]) for row in rows
+                if row[-1] and found[row[0]][1] == row[-2]]
         return sorted(hits, key=lambda hit: (hit[1], hit[0].id))
 
     # -- Reindexable -------------------------------------------------------------------

@@ -53,6 +53,16 @@ def render(query: str, dialect: str) -> str:
     return string.Template(query.replace("%", "%%")).substitute(_PSYCOPG_MARKERS)
 
 
+def visible(condition: str) -> str:
+    """A select-list column `visible` saying whether a row meets `condition`.
+
+    Rows picked by id (`id IN (...)`, say a KNN's answer) are filtered on this column
+    rather than in WHERE: SQLite's planner, given `id IN (...) AND user_id = ?`, walks
+    the user's index over all their rows (3.3 ms at 10k facts) instead of looking the
+    ids up (0.9 ms)."""
+    return f"CASE WHEN {condition} THEN 1 ELSE 0 END AS visible"
+
+
 def in_list(name: str, values: Iterable[object]) -> tuple[str, dict[str, object]]:
     """`($name0, $name1, ...)` for an IN clause, and its parameters."""
     params = {f"{name}{i}": value for i, value in enumerate(values)}
