@@ -67,11 +67,13 @@ class PgVectors(VectorIndex):
         self.db.require_vectors()
         s = self.spec
         partition = "v.user_id = $knn_user AND " if s.owner is not None else ""
+        # No content-hash test in here: as a join condition it makes the planner expect
+        # one row and sort an exact scan instead of walking HNSW (28 ms against 2.9 ms at
+        # 5k facts). Callers compare the returned hash with the row's, as on SQLite.
         rows = self.db.execute(
             f"SELECT v.{s.id_column} AS id, v.embedding <=> $knn_vec AS distance, "
             f"v.content_hash AS hash FROM {s.table} v, {s.source} "
-            f"WHERE {partition}{s.alias}.id = v.{s.id_column} "
-            f"AND {s.alias}.content_hash = v.content_hash AND {scope.where} "
+            f"WHERE {partition}{s.alias}.id = v.{s.id_column} AND {scope.where} "
             "ORDER BY distance LIMIT $knn_k",
             {**scope.params, "knn_user": scope.user_id, "knn_vec": self._vector(vector),
              "knn_k": max(1, k)},

@@ -4,8 +4,10 @@ psycopg's placeholders, and no password in what it shows."""
 import threading
 import time
 
+import numpy as np
 import pytest
 
+from store import ChunkIn
 from store._migrations import available
 from store.backend import stores_for
 from store.clock import utc_now
@@ -137,3 +139,47 @@ def test_a_row_deleted_by_another_replica_while_embedding_is_saved_skips_its_vec
     finally:
         a.close()
         b.close()
+
+
+def _plan_of_knn(db, search) -> str:
+    """The plan PostgreSQL picks for the KNN query `search()` sends first."""
+    sent = []
+    execute = db.execute
+
+    def spy(query, params=None):
+        sent.append((query, params))
+        return execute(query, params)
+
+    db.execute = spy
+    try:
+        search()
+    finally:
+        db.execute = execute
+    query, params = next((q, p) for q, p in sent if "<=>" in q)
+    return "\n".join(row["QUERY PLAN"] for row in db.execute("EXPLAIN " + query, params))
+
+
+def test_knn_searches_walk_the_hnsw_indexes(url):
+    rng = np.random.default_rng(3)
+    db = PgDatabase(url, embed_model="m", embed_dim=16)
+    try:
+        stores = stores_for(db)
+        alice = stores.users.add("alice")[0].id
+        with db.bulk_vectors():
+            for i in range(1500):
+                stores.facts.create(alice, category="core", fact=f"fact {i}")
+            jobs = stores.facts.unembedded(limit=2000)
+            vectors = rng.standard_normal((len(jobs), 16))
+            stores.facts.save_embeddings(list(zip(jobs, vectors, strict=True)))
+            saved = stores.knowledge.save(
+                owner_id=None, title="t", content="c", source_type="document",
+                chunks=[ChunkIn(f"chunk {i}", "en") for i in range(1500)])
+            stores.knowledge.save_embeddings(
+                list(zip(saved.jobs, rng.standard_normal((len(saved.jobs), 16)), strict=True)))
+        query = rng.standard_normal(16).tolist()
+        assert "fact_vec_hnsw" in _plan_of_knn(
+            db, lambda: stores.facts.search_by_vector(alice, query))
+        assert "chunk_vec_hnsw" in _plan_of_knn(
+            db, lambda: stores.knowledge.semantic(query, viewer_id=alice))
+    finally:
+        db.close()
