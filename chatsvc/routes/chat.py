@@ -117,8 +117,7 @@ async def chat(
             "code": outcome.error_code, "conversation_id": turn.conversation.id,
             "message_id": turn.reply_id,
         })
-    return Response({**_meta(turn), "content": content,
-                     "usage": outcome.usage.as_json()},
+    return Response({**_meta(turn), "content": content, "usage": outcome.usage.as_json()},
                     headers=server_timing(turn))
 
 
