@@ -25,7 +25,7 @@ from datetime import date
 
 from context import render
 from context.budget import Budgets, fit_lines, tokens, trim_history
-from context.layers import FactHit, MemoryItem, Message, Post, Snippet
+from context.layers import FactHit, MemoryItem, Message, Post, SheetFact, Snippet
 from context.snapshot import Snapshot
 from context.tokens import DEFAULT_TOKENIZER, Tokenizer
 
@@ -55,6 +55,9 @@ class Assembly:
     dropped_turns: int = 0
     # The block to store with the current user message ('' unless the strategy retains it).
     retained_context: str = ""
+    # The fact sheet entries and memories the stable prefix shows (budgets cut the tail).
+    stable_facts: tuple[SheetFact, ...] = ()
+    stable_memory: tuple[MemoryItem, ...] = ()
 
 
 def canonical(messages: Sequence[dict[str, str]]) -> str:
@@ -67,7 +70,8 @@ def prefix_hash(messages: Sequence[dict[str, str]]) -> str:
 
 def _stable_sections(
     snapshot: Snapshot, today: date, timezone: str, budgets: Budgets
-) -> dict[str, str]:
+) -> tuple[dict[str, str], dict[str, int]]:
+    """(section texts, how many items of each layer fit its budget)."""
     layers = {
         "system": render.template("system"),
         "date": render.date_text(today, timezone),
@@ -80,12 +84,14 @@ def _stable_sections(
         ("docs", "docs", render.doc_lines(snapshot.docs), budgets.docs),
     )
     tokenizer = budgets.tokenizer
+    shown = {}
     for name, placeholder, lines, budget in sources:
         header = tokens(render.template(name), tokenizer)
         kept = fit_lines(lines, budget, header, tokenizer=tokenizer)
+        shown[name] = len(kept)
         if kept:
             layers[name] = render.section(name, **{placeholder: kept})
-    return layers
+    return layers, shown
 
 
 def _unseen(lines: list[str], seen: str) -> list[str]:
@@ -147,7 +153,7 @@ def assemble(
 ) -> Assembly:
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown placement strategy {strategy!r}: use one of {STRATEGIES}")
-    sections = _stable_sections(snapshot, today, timezone, budgets)
+    sections, shown = _stable_sections(snapshot, today, timezone, budgets)
     stable = [{"role": "system", "content": "\n\n".join(sections.values())}]
     # An API client's own system messages stay (never trimmed) right after the
     # stable prefix; they are stable for that client's session too.
@@ -187,6 +193,8 @@ def assemble(
         tokens=counts,
         dropped_turns=dropped,
         retained_context=block if retain else "",
+        stable_facts=tuple(render.sheet_order(snapshot.fact_sheet)[: shown["fact_sheet"]]),
+        stable_memory=tuple(render.memory_order(snapshot.memory)[: shown["memory"]]),
     )
 
 

@@ -12,8 +12,10 @@ CATEGORY_ORDER = ("core", "technical", "project", "transient")
 
 @dataclass(frozen=True)
 class SheetFact:
-    """One fact sheet entry (stable prefix); rank = its position in the sheet (0 first)."""
+    """One fact sheet entry (stable prefix): the fact's id, and rank = its position in
+    the sheet (0 first)."""
 
+    id: str
     category: str
     fact: str
     rank: int

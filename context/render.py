@@ -45,9 +45,12 @@ def _category_rank(category: str) -> int:
     return CATEGORY_ORDER.index(category) if category in CATEGORY_ORDER else len(CATEGORY_ORDER)
 
 
+def sheet_order(facts: Sequence[SheetFact]) -> list[SheetFact]:
+    return sorted(facts, key=lambda f: (_category_rank(f.category), f.rank))
+
+
 def sheet_lines(facts: Sequence[SheetFact]) -> list[str]:
-    ordered = sorted(facts, key=lambda f: (_category_rank(f.category), f.rank))
-    return [f"- [{f.category}] {f.fact}" for f in ordered]
+    return [f"- [{f.category}] {f.fact}" for f in sheet_order(facts)]
 
 
 def conversation_lines(conversations: Sequence[ConversationSummary]) -> list[str]:
@@ -55,12 +58,16 @@ def conversation_lines(conversations: Sequence[ConversationSummary]) -> list[str
     return [f"- {c.created_at[:10]}: {c.title}" for c in ordered]
 
 
-def memory_lines(memories: Sequence[MemoryItem]) -> list[str]:
+def memory_order(memories: Sequence[MemoryItem]) -> list[MemoryItem]:
     # Baseline order is the memory store's deterministic rule; recalled items come
     # sorted by distance with an id tie-break.
     if any(m.distance is not None for m in memories):
-        memories = sorted(memories, key=lambda m: (m.distance or 0.0, m.id))
-    return [f"- [{m.type}] {m.content}" for m in memories]
+        return sorted(memories, key=lambda m: (m.distance or 0.0, m.id))
+    return list(memories)
+
+
+def memory_lines(memories: Sequence[MemoryItem]) -> list[str]:
+    return [f"- [{m.type}] {m.content}" for m in memory_order(memories)]
 
 
 def doc_lines(docs: Sequence[Doc]) -> list[str]:

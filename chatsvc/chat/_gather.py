@@ -45,7 +45,7 @@ class Sources:
     async def fact_sheet(self, user_id: str) -> tuple[str | None, list[SheetFact]]:
         """(sheet id, entries in sheet order) of the user's latest fact sheet."""
         found = await in_thread(context_facts, self.fact_sheets, user_id)
-        entries = [SheetFact(e["category"], e["fact"], rank)
+        entries = [SheetFact(e["id"], e["category"], e["fact"], rank)
                    for rank, e in enumerate(found.entries)]
         return found.sheet_id, entries
 

@@ -98,17 +98,29 @@ async def stable_snapshot(
 
 def _rag_sources(dynamic: Dynamic) -> list[dict]:
     return (
-        [{"type": "fact", "id": f.id, "distance": f.distance} for f in dynamic.facts]
-        + [{"type": "memory", "id": m.id, "distance": m.distance} for m in dynamic.memories]
-        + [{"type": "chunk", "id": s.id, "title": s.title, "score": s.score}
+        [{"type": "fact", "id": f.id, "distance": f.distance, "layer": "message"}
+         for f in dynamic.facts]
+        + [{"type": "memory", "id": m.id, "distance": m.distance, "layer": "message"}
+           for m in dynamic.memories]
+        + [{"type": "chunk", "id": s.id, "title": s.title, "score": s.score, "layer": "message"}
            for s in dynamic.snippets]
+    )
+
+
+def _stable_sources(snapshot: Snapshot, assembly: Assembly) -> list[dict]:
+    """The fact sheet entries and memories the stable prefix shows: the answer could
+    draw on them too, though no search found them for this message."""
+    return (
+        [{"type": "fact", "id": f.id, "fact_sheet_id": snapshot.fact_sheet_id, "layer": "stable"}
+         for f in assembly.stable_facts]
+        + [{"type": "memory", "id": m.id, "layer": "stable"} for m in assembly.stable_memory]
     )
 
 
 async def _fallback(sources: Sources, reason: str) -> tuple[Dynamic, str, list[dict]]:
     log.warning("chat turn in fallback mode: %s", reason)
     posts = await sources.recent_posts()
-    sources = [{"type": "post", "id": p.id, "title": p.title} for p in posts]
+    sources = [{"type": "post", "id": p.id, "title": p.title, "layer": "message"} for p in posts]
     return Dynamic(posts=tuple(posts)), reason, sources
 
 
@@ -195,4 +207,5 @@ async def prepare(
     log.debug("turn prepared in %.1f ms (embedding %.1f ms), mode %s, %d prompt tokens",
               timings["prepare"] * 1000, timings.get("embed", 0.0) * 1000, mode,
               assembly.tokens["total"])
-    return Prepared(assembly, mode, reason, sources, timings)
+    return Prepared(assembly, mode, reason, [*sources, *_stable_sources(snapshot, assembly)],
+                    timings)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import anyio
 
 from chatsvc._errors import UpstreamError
-from chatsvc.llm import CLOSE_TIMEOUT_SECONDS, LLM, Finish, Usage
+from chatsvc.llm import CLOSE_TIMEOUT_SECONDS, LLM, Finish, Usage, usage_or_estimate
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,10 @@ class Relay:
                     continue
                 parts.extend(event)
                 yield event
-            self.outcome = Outcome("complete", "".join(parts), finish.finish_reason, finish.usage)
+            content = "".join(parts)
+            usage = usage_or_estimate(finish.usage, self.messages, content,
+                                      tokenizer=self.llm.tokenizer)
+            self.outcome = Outcome("complete", content, finish.finish_reason, usage)
         except UpstreamError as exc:
             code = "upstream_error" if parts else "upstream_unavailable"
             self.outcome = Outcome("error", "".join(parts), error_code=code,

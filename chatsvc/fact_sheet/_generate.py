@@ -71,7 +71,7 @@ class ContextFacts:
     """What the chat context needs: the sheet id (for snapshot pinning) and its entries."""
 
     sheet_id: str | None
-    entries: list[dict[str, str]]  # [{"category", "fact"}] in sheet order
+    entries: list[dict[str, str]]  # [{"id", "category", "fact"}] in sheet order
 
 
 def context_facts(
@@ -87,5 +87,6 @@ def context_facts(
     sheet = sheet or sheets.latest(user_id)
     if sheet is None:
         return ContextFacts(None, [])
-    entries = [{"category": e["category"], "fact": e["fact"]} for e in json.loads(sheet.facts_json)]
+    entries = [{"id": e["id"], "category": e["category"], "fact": e["fact"]}
+               for e in json.loads(sheet.facts_json)]
     return ContextFacts(sheet.id, entries)

@@ -4,7 +4,7 @@ folding, JSON mode), and reading its answers (usage, JSON objects)."""
 
 from chatsvc.llm._client import CLOSE_TIMEOUT_SECONDS, LLM, Finish, fold_system
 from chatsvc.llm._json import MalformedReply, json_object, json_options
-from chatsvc.llm._usage import Usage, parse_usage
+from chatsvc.llm._usage import Usage, parse_usage, usage_or_estimate
 
 __all__ = [
     "CLOSE_TIMEOUT_SECONDS",
@@ -16,4 +16,5 @@ __all__ = [
     "json_object",
     "json_options",
     "parse_usage",
+    "usage_or_estimate",
 ]

@@ -28,6 +28,7 @@ from chatsvc._settings import Settings
 from chatsvc.llm._json import json_options
 from chatsvc.llm._sse_in import Chunks, EventData
 from chatsvc.llm._usage import Usage
+from context.tokens import get_tokenizer
 
 log = logging.getLogger("chatsvc.llm")
 
@@ -73,6 +74,7 @@ class LLM:
         self.fold_system = settings.llm_system_role == "fold"
         self.retries = settings.llm_retries
         self.backoff = settings.llm_retry_backoff_seconds
+        self.tokenizer = get_tokenizer(settings.tokenizer)  # for usage the upstream omits
         self._client: openai.AsyncOpenAI | None = None
 
     @property

@@ -1,8 +1,17 @@
-"""Token usage as the upstream reports it, cached tokens included."""
+"""Token usage as the upstream reports it (cached tokens included), or as chatsvc
+counts it when the upstream reports none."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from context.budget import tokens
+from context.tokens import Tokenizer
+
+# OpenAI's count for its chat format: 3 tokens of framing per message and 3 that
+# start the reply. Other chat templates differ by a few tokens per message.
+MESSAGE_FRAMING = 3
+REPLY_PRIMING = 3
 
 
 @dataclass(frozen=True)
@@ -10,10 +19,12 @@ class Usage:
     prompt_tokens: int | None
     completion_tokens: int | None
     cached_tokens: int | None  # None: the provider did not say (not the same as 0)
+    estimated: bool = False  # counted by chatsvc's tokenizer, not reported upstream
 
     def as_json(self) -> dict:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+        body = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "cached_tokens": self.cached_tokens}
+        return {**body, "estimated": True} if self.estimated else body
 
 
 def _field(obj, name: str):
@@ -29,3 +40,16 @@ def parse_usage(usage) -> Usage | None:
     if cached is None:
         cached = _field(usage, "cached_tokens")
     return Usage(_field(usage, "prompt_tokens"), _field(usage, "completion_tokens"), cached)
+
+
+def usage_or_estimate(reported: Usage | None, messages: list[dict], answer: str, *,
+                      tokenizer: Tokenizer) -> Usage:
+    """The upstream's usage when it gave token counts, else both counted with `tokenizer`
+    and marked estimated (llama-cpp-python's server streams none). Cached tokens are
+    never guessed: they stay as reported, or None."""
+    if reported is not None and (reported.prompt_tokens is not None
+                                 or reported.completion_tokens is not None):
+        return reported
+    prompt = sum(tokens(m.get("content") or "", tokenizer) + MESSAGE_FRAMING for m in messages)
+    return Usage(prompt + REPLY_PRIMING, tokenizer.count(answer),
+                 reported.cached_tokens if reported else None, estimated=True)

@@ -78,13 +78,6 @@ def server_timing(turn: Turn) -> dict[str, str]:
     return {"Server-Timing": ", ".join(parts)}
 
 
-def _usage(turn: Turn) -> dict:
-    usage = turn.outcome.usage
-    if usage is None:
-        return {"prompt_tokens": None, "completion_tokens": None, "cached_tokens": None}
-    return usage.as_json()
-
-
 async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent | bytes]:
     try:
         await turn.prepare()
@@ -98,7 +91,7 @@ async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent | bytes]:
     outcome = turn.outcome
     if outcome.status == "complete":
         yield sse("done", {"message_id": turn.reply_id, "finish_reason": outcome.finish_reason,
-                           "usage": _usage(turn)})
+                           "usage": outcome.usage.as_json()})
     else:
         yield sse("error", {"code": outcome.error_code, "message": outcome.error_message})
 
@@ -124,7 +117,7 @@ async def chat(
             "code": outcome.error_code, "conversation_id": turn.conversation.id,
             "message_id": turn.reply_id,
         })
-    return Response({**_meta(turn), "content": content, "usage": _usage(turn)},
+    return Response({**_meta(turn), "content": content, "usage": outcome.usage.as_json()},
                     headers=server_timing(turn))
 
 

@@ -22,7 +22,7 @@ from sse_starlette import ServerSentEvent
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
 from chatsvc.chat import Prepared, Relay, Sources, prepare
-from chatsvc.llm import LLM
+from chatsvc.llm import LLM, Usage
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import OpenAIStreamingOperation
 from chatsvc.routes.chat import check_message, event_stream, joined
@@ -61,15 +61,13 @@ def parse_messages(raw) -> tuple[list[Message], str]:
     return parsed[:-1], parsed[-1].content
 
 
-def _usage(outcome) -> dict | None:
-    usage = outcome.usage
-    if usage is None:
-        return None
+def _usage(usage: Usage) -> dict:
+    """OpenAI's usage shape; `estimated` (chatsvc's) only when the upstream reported none."""
     body = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
             "total_tokens": (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)}
     if usage.cached_tokens is not None:
         body["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
-    return body
+    return {**body, "estimated": True} if usage.estimated else body
 
 
 def _extension(prepared: Prepared) -> dict:
@@ -101,7 +99,7 @@ async def _stream(relay: Relay, ident: str, model: str,
     else:
         yield _data(_chunk(ident, model, {}, outcome.finish_reason or "stop"))
         if include_usage:
-            yield _data({**_chunk(ident, model, {}), "choices": [], "usage": _usage(outcome)})
+            yield _data({**_chunk(ident, model, {}), "choices": [], "usage": _usage(outcome.usage)})
     yield ServerSentEvent(data="[DONE]")
 
 
@@ -139,7 +137,7 @@ async def chat_completions(
         "id": ident, "object": "chat.completion", "created": int(time.time()), "model": model,
         "choices": [{"index": 0, "message": message,
                      "finish_reason": outcome.finish_reason or "stop"}],
-        "usage": _usage(outcome), "chatsvc": _extension(prepared),
+        "usage": _usage(outcome.usage), "chatsvc": _extension(prepared),
     })
 
 

@@ -37,6 +37,8 @@ class Reply:
     chunk_delay sleeps before every chunk (slow tokens).
     stamp=True appends "@<time.monotonic()>;" to every chunk as it is sent, so a
     load benchmark on the same machine can measure each token's delivery latency.
+    report_usage=False sends no usage, streaming or not (like llama-cpp-python's
+    server when streaming).
     """
 
     chunks: list[str] = field(default_factory=lambda: ["ok"])
@@ -47,6 +49,7 @@ class Reply:
     hang: bool = False
     finish_reason: str = "stop"
     report_cached_tokens: bool = True
+    report_usage: bool = True
     stamp: bool = False
 
     @property
@@ -168,6 +171,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(reply.status, {"error": error})
             return
         usage = _usage(prompt, len(encode(reply.content)), cached, reply.report_cached_tokens)
+        if not reply.report_usage:
+            usage = None
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             self._stream(reply, usage if include_usage else None)
@@ -237,7 +242,7 @@ def _chunk(delta: dict, finish_reason: str | None) -> dict:
     }
 
 
-def _completion(reply: Reply, usage: dict) -> dict:
+def _completion(reply: Reply, usage: dict | None) -> dict:
     message = {"role": "assistant", "content": reply.content}
     return {
         "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": MODEL,

@@ -28,9 +28,9 @@ SNAPSHOT = Snapshot(
     taken_at=datetime(2026, 11, 21, 8, 0, tzinfo=UTC),
     fact_sheet_id="sheet-1",
     fact_sheet=(
-        SheetFact("technical", "Writes Python daily", 2),
-        SheetFact("core", "Lives in Lisbon", 0),
-        SheetFact("core", "Has a cat called Miso", 1),
+        SheetFact("f3", "technical", "Writes Python daily", 2),
+        SheetFact("f1", "core", "Lives in Lisbon", 0),
+        SheetFact("f2", "core", "Has a cat called Miso", 1),
     ),
     recent_conversations=(
         ConversationSummary("c2", "Fixing the build", "2026-11-20T09:00:00.000000Z"),
@@ -201,7 +201,7 @@ def test_client_system_messages_follow_the_stable_prefix():
 
 
 def test_layer_budget_drops_whole_items_from_the_end():
-    facts = tuple(SheetFact("core", f"Fact number {i}", i) for i in range(100))
+    facts = tuple(SheetFact(f"f{i}", "core", f"Fact number {i}", i) for i in range(100))
     snapshot = replace(SNAPSHOT, fact_sheet=facts)
     small = build(snapshot=snapshot, budgets=Budgets(fact_sheet=60))
     system = small.messages[0]["content"]
@@ -210,6 +210,16 @@ def test_layer_budget_drops_whole_items_from_the_end():
     assert small.tokens["fact_sheet"] <= 60
     kept = [line for line in system.splitlines() if line.startswith("- [core] Fact number")]
     assert kept == [f"- [core] Fact number {i}" for i in range(len(kept))]
+    # What the prefix shows is what it reports as shown.
+    assert small.stable_facts == facts[: len(kept)]
+
+
+def test_stable_items_are_reported_in_prompt_order():
+    result = build()
+    assert [f.id for f in result.stable_facts] == ["f1", "f2", "f3"]  # core first, by rank
+    assert result.stable_memory == SNAPSHOT.memory
+    empty = build(budgets=Budgets(memory=5))
+    assert empty.stable_memory == () and "Answer briefly" not in empty.messages[0]["content"]
 
 
 def _in_history_turns(dynamics, questions):

@@ -45,13 +45,17 @@ function scrollDown() {
   log.scrollTop = log.scrollHeight;
 }
 
+// Where the model saw a source: in the prefix every turn shares, or found for this message.
+const LAYERS = { stable: 'stable prefix', message: 'found for this message' };
+
 function sourceItem(source) {
   const measure = source.distance !== undefined && source.distance !== null
     ? `distance ${Number(source.distance).toFixed(3)}`
     : source.score !== undefined && source.score !== null ? `score ${Number(source.score).toFixed(3)}` : '';
-  return h('li', { 'data-type': source.type, 'data-id': source.id },
+  const notes = [LAYERS[source.layer], measure].filter(Boolean).join(' · ');
+  return h('li', { 'data-type': source.type, 'data-id': source.id, 'data-layer': source.layer },
     badge(source.type), ' ', h('span', { class: 'source-name' }, source.title || source.id),
-    measure && h('span', { class: 'muted' }, ` · ${measure}`));
+    notes && h('span', { class: 'muted' }, ` · ${notes}`));
 }
 
 function showMeta(answer, meta) {
@@ -99,7 +103,8 @@ function showDone(answer, done) {
   const usage = done.usage || {};
   const parts = [`finish: ${done.finish_reason ?? 'n/a'}`];
   if (usage.prompt_tokens !== null && usage.prompt_tokens !== undefined) {
-    parts.push(`${usage.prompt_tokens} prompt / ${usage.completion_tokens} completion tokens`);
+    parts.push(`${usage.prompt_tokens} prompt / ${usage.completion_tokens} completion tokens`
+      + (usage.estimated ? ' (estimated)' : ''));
   }
   if (usage.cached_tokens !== null && usage.cached_tokens !== undefined) {
     parts.push(`${usage.cached_tokens} cached`);

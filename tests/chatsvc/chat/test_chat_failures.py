@@ -148,8 +148,13 @@ def test_fallback_when_embeddings_fail_keeps_the_prefix(
     meta = second[0][1]
     assert [kind for kind, _ in second][-1] == "done"
     assert meta["mode"] == "fallback" and "embeddings unavailable" in meta["degraded_reason"]
-    assert [s["type"] for s in meta["sources"]] == ["post"] * 3
-    assert [s["title"] for s in meta["sources"]] == ["Post 3", "Post 2", "Post 1"]
+    found = [s for s in meta["sources"] if s["layer"] == "message"]
+    assert [(s["type"], s["title"]) for s in found] == [
+        ("post", "Post 3"), ("post", "Post 2"), ("post", "Post 1")]
+    # The stable prefix is unchanged, and so are its items among the sources.
+    stable = [s for s in meta["sources"] if s["layer"] == "stable"]
+    assert stable == [s for s in first[0][1]["sources"] if s["layer"] == "stable"]
+    assert [s["type"] for s in stable] == ["fact"] * 3 + ["memory"]
     assert meta["prefix_hash"] == first[0][1]["prefix_hash"]
     rag, fallback = (r.body["messages"] for r in upstream.requests)
     assert rag[0] == fallback[0]

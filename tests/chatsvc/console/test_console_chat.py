@@ -80,6 +80,7 @@ def test_chat_streams_the_answer_as_it_arrives(page, live, alice, upstream):
     _, headers = alice
     fact = live.api("POST", "/api/facts", headers, json={
         "category": "core", "fact": "Alice loves hiking in the Alps"}).json()
+    live.api("POST", "/api/fact-sheet/generate", headers)
     sign_in(page, live, headers)
     page.evaluate(WATCH_ANSWER)
     page.get_by_label("Message", exact=True).fill("Where should I go hiking?")
@@ -95,11 +96,16 @@ def test_chat_streams_the_answer_as_it_arrives(page, live, alice, upstream):
     assert len(partial) >= 3 and all("".join(chunks).startswith(t) for t in partial), shown
     message = page.locator(".msg-assistant").last
     expect(message.locator(".badge-rag")).to_have_text("rag")
-    # The fact the answer was grounded on is listed under it, with its distance.
+    # The fact the answer was grounded on is listed under it, with its distance, and
+    # again as a fact sheet entry of the stable prefix.
     region = message.get_by_role("region", name="Sources")
-    source = region.locator(f'li[data-type="fact"][data-id="{fact["id"]}"]')
-    expect(source).to_contain_text("distance 0.")
+    found = f'li[data-type="fact"][data-id="{fact["id"]}"]'
+    source = region.locator(f'{found}[data-layer="message"]')
+    expect(source).to_contain_text("found for this message · distance 0.")
     expect(source.locator(".source-name")).to_have_text("Alice loves hiking in the Alps")
+    stable = region.locator(f'{found}[data-layer="stable"]')
+    expect(stable).to_contain_text("stable prefix")
+    expect(stable.locator(".source-name")).to_have_text("Alice loves hiking in the Alps")
     expect(message.locator(".msg-foot")).to_contain_text("finish: stop")
     expect(page.locator("#conversation-list li")).to_have_count(1)
     assert upstream.requests[-1].body["messages"][-1]["content"] == "Where should I go hiking?"
@@ -111,10 +117,11 @@ def test_chat_streams_the_answer_as_it_arrives(page, live, alice, upstream):
     page.locator("#conversation-list .open").filter(has_text="Where should I go hiking?").click()
     expect(page.locator("#transcript .content")).to_have_text(
         ["Where should I go hiking?", "".join(chunks)])
-    upstream.script(Reply(chunks=["Chamonix."]))
+    upstream.script(Reply(chunks=["Chamonix."], report_usage=False))
     page.get_by_label("Message", exact=True).fill("Which town?")
     page.get_by_label("Message", exact=True).press("Enter")
     expect(page.locator(".msg-assistant .content").last).to_have_text("Chamonix.")
+    expect(page.locator(".msg-foot").last).to_contain_text("completion tokens (estimated)")
     sent = [m["content"] for m in upstream.requests[-1].body["messages"]]
     assert sent[-3:] == ["Where should I go hiking?", "".join(chunks), "Which town?"]
     expect(page.locator("#conversation-list li")).to_have_count(1)

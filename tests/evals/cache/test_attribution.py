@@ -28,8 +28,8 @@ from evals.cache.prompt import STABLE_LAYERS, parse
 SNAPSHOT = Snapshot(
     taken_at=datetime(2026, 11, 21, 8, 0, tzinfo=UTC),
     fact_sheet_id="sheet-1",
-    fact_sheet=(SheetFact("core", "Lives in Lisbon", 0),
-                SheetFact("technical", "Writes Python daily", 1)),
+    fact_sheet=(SheetFact("f1", "core", "Lives in Lisbon", 0),
+                SheetFact("f2", "technical", "Writes Python daily", 1)),
     recent_conversations=(),
     memory=(MemoryItem("m1", "preference", "Answer briefly"),),
     docs=(),
@@ -96,7 +96,7 @@ def test_per_message_block_miss_with_offset():
 @pytest.mark.parametrize(("change", "cause", "layer"), [
     ({"today": date(2026, 11, 22)}, "date rollover", "date"),
     ({"snapshot": replace(SNAPSHOT, fact_sheet=(
-        *SNAPSHOT.fact_sheet, SheetFact("core", "Has a cat", 2)))},
+        *SNAPSHOT.fact_sheet, SheetFact("f3", "core", "Has a cat", 2)))},
      "fact sheet regenerated", "fact_sheet"),
     ({"snapshot": replace(SNAPSHOT, memory=(
         *SNAPSHOT.memory, MemoryItem("m2", "instruction", "Use metric units")))},
