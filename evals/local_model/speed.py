@@ -5,8 +5,8 @@ tens of minutes per model on a shared machine whose load changes meanwhile, so i
 TTFT and tokens/s are not comparable across models. Here every model, loaded alone,
 gets the same requests straight on its llama.cpp server, `rounds` times: a ~1000-token
 prompt (prefill; a nonce in front defeats the prefix cache) and a 128-token answer
-(decode). Figures are llama.cpp's own timings; results go into
-evals/results/local_model.json (`speed` of each model) and the .md is rewritten.
+(decode). Figures are llama.cpp's own timings; results are added to
+evals/results/local_model.json (`speed_runs` of each model) and the .md is rewritten.
 """
 
 from __future__ import annotations
@@ -95,8 +95,9 @@ def main() -> int:
         candidate = CANDIDATES[name]
         speed = measure(candidate, candidate.resolve(args.cache), args.rounds, args.threads)
         print(name, speed, flush=True)
-        if name in rows:
-            rows[name]["speed"] = speed
+        if name in rows:  # every run is kept: the machine's load varies between runs
+            runs = rows[name].setdefault("speed_runs", [])
+            runs.append({**speed, "run": len(runs) + 1})
     RESULTS.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
     write_markdown(result, RESULTS.with_suffix(".md"))
     return 0
