@@ -91,13 +91,15 @@ def main() -> int:
     args = parser.parse_args()
     result = json.loads(RESULTS.read_text())
     rows = {m["model"]: m for m in result["models"]}
+    # One number per invocation ("pass"), shared by the models it measured.
+    run = 1 + max((sp["run"] for m in rows.values() for sp in m.get("speed_runs", [])),
+                  default=0)
     for name in args.models.split(","):
         candidate = CANDIDATES[name]
         speed = measure(candidate, candidate.resolve(args.cache), args.rounds, args.threads)
         print(name, speed, flush=True)
         if name in rows:  # every run is kept: the machine's load varies between runs
-            runs = rows[name].setdefault("speed_runs", [])
-            runs.append({**speed, "run": len(runs) + 1})
+            rows[name].setdefault("speed_runs", []).append({**speed, "run": run})
     RESULTS.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
     write_markdown(result, RESULTS.with_suffix(".md"))
     return 0
