@@ -32,10 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=",".join(CANDIDATES),
                         help=f"comma-separated, from: {', '.join(CANDIDATES)}")
     parser.add_argument("--ids", default="", help="only these question ids (a smoke run)")
-    parser.add_argument("--max-tokens", type=int, default=160, help="LLM_MAX_TOKENS per answer (the local serve uses 512)")
+    parser.add_argument("--max-tokens", type=int, default=160,
+                        help="LLM_MAX_TOKENS per answer (the local serve uses 512)")
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "chatsvc-local-model-eval",
+    parser.add_argument("--cache", type=Path,
+                        default=Path.home() / ".cache" / "chatsvc-local-model-eval",
                         help="where chunked GGUFs are assembled")
     parser.add_argument("--out", type=Path, default=RESULTS / "local_model")
     parser.add_argument("--no-write", action="store_true", help="print only (smoke runs)")

@@ -70,13 +70,15 @@ def write_markdown(result: dict, path: Path) -> None:
     if timed:
         lines += ["", "Speed under the same conditions (`python -m evals.local_model.speed`: the "
                   "models one after another, same ~1000-token prompt straight to llama.cpp, "
-                  "no prefix-cache hit, 128-token answer; median of the rounds; every pass kept, "
+                  "no prefix-cache hit, 128-token answer; median of the rounds; every pass "
+                  "kept, "
                   "since the shared machine's load changed between and during runs):", "",
-                  "| model | pass | threads | prompt tokens | prefill tok/s | TTFT | decode tok/s | "
-                  "RSS | loadavg start → end |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| model | pass | threads | prompt tokens | prefill tok/s | TTFT | "
+                  "decode tok/s | RSS | loadavg start → end |", "|---" * 9 + "|"]
         for m, sp in sorted(timed, key=lambda t: (t[1]["run"], models.index(t[0]))):
             lines.append(
-                f"| {m['model']} | {sp['run']} | {sp['threads']} | {sp['prompt_tokens']} | {sp['prefill_tok_s']} | "
+                f"| {m['model']} | {sp['run']} | {sp['threads']} | {sp['prompt_tokens']} | "
+                f"{sp['prefill_tok_s']} | "
                 f"{sp['ttft_s']} s | {sp['decode_tok_s']} | {sp['peak_rss_mib']:.0f} MiB | "
                 f"{' '.join(map(str, sp['loadavg_start']))} → "
                 f"{' '.join(map(str, sp['loadavg_end']))} |")

@@ -221,7 +221,8 @@ def summarise(candidate, gguf, answers, timings, rss, load_s, load_start, load_e
         by_kind[kind] = {"hits": sum(a["hit"] for a in items), "n": len(items)}
     return {
         "model": candidate.name, "params": candidate.params, "quant": candidate.quant,
-        "packages": list(candidate.packages), "chat_format": candidate.chat_format or "gguf template",
+        "packages": list(candidate.packages),
+        "chat_format": candidate.chat_format or "gguf template",
         "system_role": candidate.system_role, "note": candidate.note,
         "file": gguf.name, "file_mib": round(gguf.stat().st_size / 2**20, 1),
         "hits": sum(a["hit"] for a in answers), "n": len(answers),
