@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from chatsvc._errors import SettingsError
+from chatsvc.local_models import CHAT_MODELS
 from context import STRATEGIES
 
 EMBEDDING_PROVIDERS = ("ollama", "openai", "local")
@@ -53,6 +54,8 @@ class Settings:
     health_cache_seconds: float = 5.0
     # "auto": start the bundled local LLM / embedder when nothing better is configured.
     local_models: str = "auto"
+    # Which bundled chat model `serve` starts (chatsvc.local_models.CHAT_MODELS).
+    local_llm: str = "qwen2.5-coder-1.5b-instruct"
 
     embeddings: str = "ollama"
     ollama_url: str = "http://localhost:11434"
@@ -154,6 +157,7 @@ class Settings:
         """Check cross-field rules and fill per-model defaults."""
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
+        _check_choice("CHATSVC_LOCAL_LLM", self.local_llm, tuple(CHAT_MODELS))
         _check_choice("LLM_SYSTEM_ROLE", self.llm_system_role, ("system", "fold"))
         # Placement of the per-message block (system_rag is for evals only).
         _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, STRATEGIES)
@@ -331,6 +335,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "max_message_chars": ("CHATSVC_MAX_MESSAGE_CHARS", _positive_int),
     "health_cache_seconds": ("CHATSVC_HEALTH_CACHE_SECONDS", _positive_float),
     "local_models": ("CHATSVC_LOCAL_MODELS", _text),
+    "local_llm": ("CHATSVC_LOCAL_LLM", _text),
     "embeddings": ("CHATSVC_EMBEDDINGS", _text),
     "ollama_url": ("OLLAMA_URL", _text),
     "embed_url": ("CHATSVC_EMBED_URL", _text),

@@ -39,20 +39,26 @@ def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings
         return settings
     changes: dict[str, object] = {}
     if not settings.llm_api_key and "llm_base_url" not in settings.explicit:
-        server = stack.enter_context(local_models.LlamaServer(settings.data_dir / "models"))
-        changes.update(llm_base_url=server.base_url, llm_model=local_models.LOCAL_LLM_MODEL)
+        model = local_models.CHAT_MODELS[settings.local_llm]
+        print(f"starting the bundled chat model {model.name} (first start assembles it; "
+              "the service answers once it is up)...", flush=True)
+        server = stack.enter_context(
+            local_models.LlamaServer(settings.data_dir / "models", model=model))
+        changes.update(llm_base_url=server.base_url, llm_model=model.name)
         fitting = {
             "llm_context_tokens": server.n_ctx,
-            # A 270M model can ramble until the turn's timeout: bound each answer.
+            # A small model can ramble until the turn's timeout: bound each answer.
             "llm_max_tokens": LOCAL_MAX_ANSWER_TOKENS,
             # An extraction request (input + output) must fit the small local window too.
             "extract_max_input_tokens": min(settings.extract_max_input_tokens, server.n_ctx),
-            "llm_system_role": "fold",  # the gemma chat format drops system messages
+            "llm_system_role": model.system_role,
             "extract_json_mode": "schema",  # llama.cpp's grammar-constrained JSON
         }
         changes.update({name: value for name, value in fitting.items()
                         if name not in settings.explicit})  # what the operator set wins
-        print(f"local LLM: {local_models.LOCAL_LLM_MODEL} at {server.base_url}", flush=True)
+        print(f"local LLM: {model.name} at {server.base_url}. It runs on this machine's CPU "
+              "for trying chatsvc out: expect seconds to tens of seconds per answer. For "
+              "real answers set LLM_BASE_URL / LLM_API_KEY.", flush=True)
     if "embeddings" not in settings.explicit and not local_models.ollama_reachable(
         settings.ollama_url
     ):

@@ -81,13 +81,13 @@ def upstream_for(args: argparse.Namespace, stack: ExitStack) -> runner.Upstream:
         scripted = stack.enter_context(ScriptedUpstream())
         return runner.Upstream(scripted.base_url, "scripted-model", scripted=scripted)
     if args.kind == "llama":
-        from chatsvc.local_models import LOCAL_LLM_MODEL, LlamaServer
+        from chatsvc.local_models import GEMMA, LlamaServer
 
         # One thread: on a busy CPU, ggml's spinning worker threads make prefill crawl.
         server = stack.enter_context(LlamaServer(args.models_dir.resolve(), n_ctx=8192,
                                                  threads=1))
         # llama-cpp-python's gemma format drops system messages: fold them in first.
-        return runner.Upstream(server.base_url, LOCAL_LLM_MODEL, max_tokens=args.max_tokens,
+        return runner.Upstream(server.base_url, GEMMA.name, max_tokens=args.max_tokens,
                                fold_system=True)
     return runner.Upstream(args.upstream, args.model, api_key=os.environ.get("LLM_API_KEY"),
                            max_tokens=args.max_tokens)

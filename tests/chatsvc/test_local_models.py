@@ -3,7 +3,7 @@ import contextlib
 import openai
 import pytest
 
-from chatsvc.local_models import LOCAL_LLM_MODEL
+from chatsvc.local_models import GEMMA, QWEN
 
 pytestmark = pytest.mark.slow
 
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.slow
 def test_local_llm_streams_a_chat_completion_through_the_openai_client(local_llm):
     client = openai.OpenAI(base_url=local_llm.base_url, api_key="local", timeout=60)
     stream = client.chat.completions.create(
-        model=LOCAL_LLM_MODEL,
+        model=GEMMA.name,
         messages=[{"role": "user", "content": "Name one colour."}],
         stream=True,
         max_tokens=16,
@@ -24,7 +24,7 @@ def test_local_llm_streams_a_chat_completion_through_the_openai_client(local_llm
 
 def test_local_llm_lists_its_model(local_llm):
     client = openai.OpenAI(base_url=local_llm.base_url, api_key="local")
-    assert [m.id for m in client.models.list()] == [LOCAL_LLM_MODEL]
+    assert [m.id for m in client.models.list()] == [GEMMA.name]
 
 
 def test_serving_on_the_local_llm_takes_its_window(monkeypatch):
@@ -35,10 +35,15 @@ def test_serving_on_the_local_llm_takes_its_window(monkeypatch):
     monkeypatch.setenv("CHATSVC_LOCAL_MODELS", "auto")
     with contextlib.ExitStack() as stack:
         settings = local_overrides(Settings.from_env(), stack)
-        assert settings.llm_model == LOCAL_LLM_MODEL
+        # By default the instruction-tuned model, whose chat template has a system role.
+        assert (settings.llm_model, settings.llm_system_role) == (QWEN.name, "system")
         # Prompts and extraction requests are cut to fit llama.cpp's n_ctx.
         assert settings.llm_context_tokens == 8192
         assert settings.extract_max_input_tokens == 8192
-        assert settings.llm_max_tokens == 512  # a 270M model rambles otherwise
+        assert settings.llm_max_tokens == 512  # a small model rambles otherwise
         monkeypatch.setenv("LLM_CONTEXT_TOKENS", "4096")
         assert local_overrides(Settings.from_env(), stack).llm_context_tokens == 4096
+        monkeypatch.setenv("CHATSVC_LOCAL_LLM", GEMMA.name)
+        gemma = local_overrides(Settings.from_env(), stack)
+        # Gemma's chat format drops system messages: they are folded into the user's.
+        assert (gemma.llm_model, gemma.llm_system_role) == (GEMMA.name, "fold")

@@ -8,7 +8,7 @@ import pytest
 from httpx_sse import connect_sse
 
 from chatsvc import Settings
-from chatsvc.local_models import LOCAL_LLM_MODEL
+from chatsvc.local_models import GEMMA
 
 pytestmark = pytest.mark.slow
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def settings(isolated_env, local_llm, monkeypatch) -> Settings:
     monkeypatch.setenv("LLM_BASE_URL", local_llm.base_url)
-    monkeypatch.setenv("LLM_MODEL", LOCAL_LLM_MODEL)
+    monkeypatch.setenv("LLM_MODEL", GEMMA.name)
     monkeypatch.setenv("LLM_MAX_TOKENS", "24")
     monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
     return Settings.from_env()
@@ -47,7 +47,7 @@ def test_v1_streams_a_real_answer_with_the_openai_client(live, alice):
     token = alice[1]["Authorization"].split()[1]
     with openai.OpenAI(base_url=f"{live}/v1", api_key=token, max_retries=0) as oai:
         stream = oai.chat.completions.create(
-            model=LOCAL_LLM_MODEL, max_tokens=24, stream=True,
+            model=GEMMA.name, max_tokens=24, stream=True,
             stream_options={"include_usage": True},
             messages=[{"role": "user", "content": "Name a colour."}],
         )

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chatsvc import Settings
-from chatsvc.local_models import LOCAL_LLM_MODEL
+from chatsvc.local_models import GEMMA
 from tests.chatsvc.console.conftest import shot, sign_in
 
 pytestmark = pytest.mark.slow
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def settings(isolated_env, local_llm, monkeypatch) -> Settings:
     monkeypatch.setenv("LLM_BASE_URL", local_llm.base_url)
-    monkeypatch.setenv("LLM_MODEL", LOCAL_LLM_MODEL)
+    monkeypatch.setenv("LLM_MODEL", GEMMA.name)
     monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
     return Settings.from_env()
 

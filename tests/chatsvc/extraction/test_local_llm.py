@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from chatsvc import Services
-from chatsvc.local_models import LOCAL_LLM_MODEL, LlamaServer
+from chatsvc.local_models import GEMMA, LlamaServer
 from tests import _seed
 
 
@@ -23,7 +23,7 @@ def one_thread_llm(tmp_path_factory):
 @pytest.mark.slow
 def test_pipeline_completes_with_the_local_llm(settings, local_embedder, one_thread_llm, alice):
     s = Services.open(settings.with_overrides(
-        llm_base_url=one_thread_llm.base_url, llm_model=LOCAL_LLM_MODEL, llm_timeout_seconds=600,
+        llm_base_url=one_thread_llm.base_url, llm_model=GEMMA.name, llm_timeout_seconds=600,
         extract_json_mode="schema", extract_max_input_tokens=3000, extract_max_output_tokens=300,
     ), embedder=local_embedder)
     user = alice[0]
