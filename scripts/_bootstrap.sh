@@ -32,8 +32,12 @@ _pip() {  # pip, its output kept in the log; on failure the log's tail is shown
 _install() {
     local started=$SECONDS extras
     extras=$(echo "$install_extras" | tr ' ' ',')
-    _phase 1 "creating .venv (pip's output: .venv/install.log)"
-    [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+    if [ -x .venv/bin/python ]; then
+        _phase 1 "using .venv (pip's output: .venv/install.log)"
+    else
+        _phase 1 "creating .venv (pip's output: .venv/install.log)"
+        "$PYTHON" -m venv .venv
+    fi
     : >.venv/install.log
     # The requirements (chatsvc's and its extras'), llama-cpp-python's apart: it
     # compiles meanwhile, then the last step installs chatsvc itself over them.
@@ -50,7 +54,7 @@ PY
     local compile=""
     if [ -n "$llama" ] && ! .venv/bin/python -c 'import importlib.util as u, sys
 sys.exit(u.find_spec("llama_cpp") is None)' 2>/dev/null; then
-        _phase 2 "compiling llama-cpp-python in the background (about 4 min on 2 idle cores)"
+        _phase 2 "compiling llama-cpp-python in the background (the long pole: 8 min on a busy 2-core machine)"
         # chatsvc uses llama.cpp's text models only: no multimodal (mtmd/llava) library.
         CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" \
         CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
