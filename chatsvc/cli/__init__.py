@@ -10,10 +10,15 @@ from chatsvc._errors import SettingsError
 from chatsvc.cli import _doctor, _extract, _index, _serve, _users, _vectors
 
 COMMANDS = [_serve, _users, _doctor, _vectors, _index, _extract]
+DESCRIPTION = (
+    "chatsvc: a streaming chat backend with long-term user memory. Settings come from "
+    "the environment (see the README); beside a running `chatsvc serve`, the other "
+    "commands use the settings it runs with."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chatsvc", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="chatsvc", description=DESCRIPTION)
     subparsers = parser.add_subparsers(dest="command", required=True)
     for module in COMMANDS:
         module.register(subparsers)

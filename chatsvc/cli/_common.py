@@ -6,10 +6,17 @@ import sys
 
 from chatsvc._services import Services
 from chatsvc._settings import Settings
+from chatsvc.cli import _served
+
+
+def cli_settings() -> Settings:
+    """The environment's settings, under those of a `chatsvc serve` running on the same
+    data dir (so every command sees the configuration the service runs with)."""
+    return _served.applied(Settings.from_env())
 
 
 def open_services() -> Services:
-    return Services.open(Settings.from_env())
+    return Services.open(cli_settings())
 
 
 def fail(message: str, code: int = 1) -> int:

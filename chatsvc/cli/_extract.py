@@ -1,5 +1,6 @@
 """chatsvc extract-facts [--user NAME]: one extraction run now (all users with new
-messages, or one). Starts the bundled local LLM like `serve` when none is configured."""
+messages, or one). Uses the LLM of a `chatsvc serve` running on the data dir; else starts
+the bundled local LLM like `serve` when none is configured."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import asyncio
 import contextlib
 
 from chatsvc._services import Services
-from chatsvc._settings import Settings
-from chatsvc.cli._common import fail
+from chatsvc.cli._common import cli_settings, fail
 from chatsvc.cli._serve import local_overrides
 
 
@@ -21,7 +21,7 @@ def register(subparsers) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
-        settings = local_overrides(Settings.from_env(), stack)
+        settings = local_overrides(cli_settings(), stack)
         return asyncio.run(_extract(Services.open(settings), args.user))
 
 

@@ -15,6 +15,7 @@ import os
 
 from chatsvc._errors import SettingsError
 from chatsvc._settings import Settings, env_var
+from chatsvc.cli import _served
 
 log = logging.getLogger("chatsvc.serve")
 
@@ -91,6 +92,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise SettingsError(f"--workers {workers}: use 1 or more")
     with contextlib.ExitStack() as stack:
         settings = local_overrides(settings, stack)
+        _served.record(settings, stack)  # for doctor, reindex... beside this service
         host = args.host or settings.host
         port = args.port or settings.port
         if workers == 1:

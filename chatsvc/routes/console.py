@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from litestar import Router, get
+from litestar import MediaType, Response, Router, get
 from litestar.datastructures import CacheControlHeader
-from litestar.response import File
 from litestar.static_files import create_static_files_router
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -26,11 +25,12 @@ _REVALIDATE = CacheControlHeader(no_cache=True)
 
 
 @get("/", include_in_schema=False, cache_control=_REVALIDATE)
-async def console_page() -> File:
-    return File(
-        STATIC_DIR / "index.html",
-        content_disposition_type="inline",
-        media_type="text/html; charset=utf-8",
+async def console_page() -> Response[bytes]:
+    # A plain response (read per request, it is tiny): File would add a
+    # `content-disposition` with an empty file name to the page itself.
+    return Response(
+        (STATIC_DIR / "index.html").read_bytes(),
+        media_type=MediaType.HTML,  # Litestar appends the one `charset=utf-8`
         headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"},
     )
 

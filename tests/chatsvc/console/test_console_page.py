@@ -16,7 +16,8 @@ REMOTE = re.compile(
 def test_page_is_served_without_a_token(client):
     response = client.get("/")
     assert response.status_code == 200
-    assert response.headers["content-type"].startswith("text/html")
+    assert response.headers["content-type"] == "text/html; charset=utf-8"  # one charset
+    assert "content-disposition" not in response.headers  # a page, not a download
     assert "default-src 'self'" in response.headers["content-security-policy"]
     assert '<script type="module" src="/static/js/main.js">' in response.text
 
