@@ -65,7 +65,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _expire(self) -> None:
         self.deadline = None
-        if not self.transport.is_closing():
+        if self.flow.read_paused:
+            self._arm()  # the app has not consumed the body yet: the stall is ours
+        elif not self.transport.is_closing():
             self.transport.close()
 
     def _refuse(self) -> None:
