@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 from store.clock import new_id
-
 from tests.reliability.conftest import auth
 from tests.reliability.test_bad_inputs import detail, digest
 
