@@ -83,6 +83,14 @@ def _not_utf8(request: Request, exc: UnicodeDecodeError) -> Response:
                           [{"key": "body", "message": str(exc)}])
 
 
+def _too_deep(request: Request, exc: RecursionError) -> Response:
+    # msgspec gives up on JSON nested past its depth limit: the client's bytes, not a bug.
+    if "deserializing" not in str(exc):
+        return _internal(request, exc)
+    return error_response(request, 400, "invalid value for body: JSON nested too deeply",
+                          [{"key": "body", "message": "JSON nested too deeply"}])
+
+
 def _internal(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(request, 500, "internal error; see the server log")
@@ -92,6 +100,7 @@ def _internal(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {
     HTTPException: _http_exception,
     UnicodeDecodeError: _not_utf8,
+    RecursionError: _too_deep,
     # ChatsvcError: any embedding failure (down, model not pulled, bad answer) is a
     # degraded dependency for the caller, not a server bug.
     EmbeddingError: _unavailable,

@@ -50,6 +50,8 @@ class Settings:
     workers: int = 1
     log_level: str = "INFO"
     max_body_bytes: int = 256 * 1024
+    max_header_bytes: int = 64 * 1024  # request line + headers, else 431 (chatsvc._http_guard)
+    header_timeout_seconds: float = 10.0  # to send a request's head, or idle between requests
     max_message_chars: int = 32_000
     health_cache_seconds: float = 5.0
     # "auto": start the bundled local LLM / embedder when nothing better is configured.
@@ -199,6 +201,8 @@ class Settings:
             )
         if self.max_body_bytes < 1024:
             raise SettingsError("CHATSVC_MAX_BODY_BYTES must be at least 1024.")
+        if self.max_header_bytes < 1024:
+            raise SettingsError("CHATSVC_MAX_HEADER_BYTES must be at least 1024.")
         if self.extract_max_input_tokens < self.extract_max_output_tokens + 2000:
             raise SettingsError(
                 "CHATSVC_EXTRACT_MAX_INPUT_TOKENS must exceed CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS "
@@ -332,6 +336,8 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "workers": ("CHATSVC_WORKERS", _positive_int),
     "log_level": ("CHATSVC_LOG_LEVEL", _log_level),
     "max_body_bytes": ("CHATSVC_MAX_BODY_BYTES", _positive_int),
+    "max_header_bytes": ("CHATSVC_MAX_HEADER_BYTES", _positive_int),
+    "header_timeout_seconds": ("CHATSVC_HEADER_TIMEOUT", _positive_float),
     "max_message_chars": ("CHATSVC_MAX_MESSAGE_CHARS", _positive_int),
     "health_cache_seconds": ("CHATSVC_HEALTH_CACHE_SECONDS", _positive_float),
     "local_models": ("CHATSVC_LOCAL_MODELS", _text),

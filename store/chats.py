@@ -94,6 +94,10 @@ class Chats:
         ).fetchall()
         return [_conversation(row) for row in rows]
 
+    def count(self, user_id: str) -> int:
+        return self.db.scalar(
+            "SELECT count(*) FROM conversations WHERE user_id = $user", {"user": user_id})
+
     def recent(
         self, user_id: str, *, before: Conversation | None = None, limit: int
     ) -> list[Conversation]:

@@ -85,6 +85,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from chatsvc._app import create_app
+    from chatsvc._http_guard import GuardedHttpToolsProtocol
 
     settings = Settings.from_env()
     workers = args.workers or settings.workers
@@ -95,12 +96,16 @@ def _serve(args: argparse.Namespace) -> int:
         _served.record(settings, stack)  # for doctor, reindex... beside this service
         host = args.host or settings.host
         port = args.port or settings.port
+        # Bounds on request heads before any auth runs (chatsvc._http_guard).
+        limits = {"http": GuardedHttpToolsProtocol,
+                  "h11_max_incomplete_event_size": settings.max_header_bytes,
+                  "timeout_keep_alive": settings.header_timeout_seconds}
         if workers == 1:
-            uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+            uvicorn.run(create_app(settings), host=host, port=port, log_level="info", **limits)
         else:
             # Each worker builds its app from the environment; the local LLM server, if
             # any, stays in this process and serves them all.
             export_overrides(settings)
             uvicorn.run("chatsvc._app:create_app", factory=True, workers=workers,
-                        host=host, port=port, log_level="info")
+                        host=host, port=port, log_level="info", **limits)
     return 0

@@ -14,6 +14,7 @@ from chatsvc import source_types
 # C0 controls and DEL, but tab, newline and carriage return: never meaningful in
 # text a person wrote, and NUL truncates strings in C consumers downstream.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+MAX_OFFSET = 10**9  # beyond it SQLite's 64-bit integers overflow (was a 500)
 
 
 def bad(field: str, message: str) -> ValidationException:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from litestar import Request, Response, Router, delete, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.types import ASGIApp
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -25,6 +25,7 @@ from store import ChatStore
 log = logging.getLogger("chatsvc.chat")
 
 MAX_PROJECT_ID = 200
+MAX_LIST = 200
 
 
 @dataclass
@@ -105,6 +106,8 @@ async def chat(
     message = check_message(data.message, settings.max_message_chars)
     if data.project_id is not None and not 0 < len(data.project_id.strip()) <= MAX_PROJECT_ID:
         raise check.bad("project_id", f"must be 1-{MAX_PROJECT_ID} characters")
+    if data.project_id is not None:
+        check.plain("project_id", data.project_id)
     turn = await Turn.start(sources, llm, request.user, message,
                             conversation_id=data.conversation_id, project_id=data.project_id)
     if data.stream:
@@ -122,12 +125,18 @@ async def chat(
 
 
 @get("/conversations", summary="The caller's conversations")
-async def list_conversations(request: Request, chats: NamedDependency[ChatStore]) -> dict:
-    found = await in_thread(chats.list, request.user.id)
+async def list_conversations(
+    request: Request, chats: NamedDependency[ChatStore],
+    limit: FromQuery[int] = 100, offset: FromQuery[int] = 0,
+) -> dict:
+    found = await in_thread(chats.list, request.user.id,
+                            limit=check.bounded("limit", limit, 1, MAX_LIST),
+                            offset=check.bounded("offset", offset, 0, check.MAX_OFFSET))
+    total = await in_thread(chats.count, request.user.id)
     return {"conversations": [
         {"id": c.id, "title": c.title, "created_at": c.created_at, "updated_at": c.updated_at}
         for c in found
-    ]}
+    ], "total": total}
 
 
 @get("/conversations/{conversation_id:str}", summary="One conversation")

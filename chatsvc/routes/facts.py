@@ -20,7 +20,6 @@ from store.facts import Fact
 
 LIST_MAX = 200
 SEARCH_MAX = 50
-MAX_OFFSET = 10**9  # beyond it SQLite's 64-bit integers overflow (was a 500)
 
 
 @dataclass
@@ -45,7 +44,7 @@ def fact_json(fact: Fact) -> dict:
 async def list_facts(
     request: Request, fact_service: NamedDependency[FactService],
     category: FromQuery[str | None] = None, limit: FromQuery[int] = 50,
-    offset: Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)] = 0,
+    offset: Annotated[int, QueryParameter(ge=0, le=check.MAX_OFFSET)] = 0,
 ) -> dict:
     facts, total = await in_thread(
         fact_service.store.list, request.user.id, category=category,

@@ -114,7 +114,7 @@ async def list_entries(
 ) -> dict:
     check.source_type(source_type)
     check.bounded("limit", limit, 1, 200)
-    check.bounded("offset", offset, 0, 10**9)
+    check.bounded("offset", offset, 0, check.MAX_OFFSET)
     entries, total = await in_thread(
         knowledge_store.list, viewer_id=request.user.id, source_type=source_type, limit=limit,
         offset=offset,

@@ -30,19 +30,68 @@ from context import Message
 from store.clock import new_id
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
-# Sampling options passed through to the upstream as the client sent them.
-PASSTHROUGH = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
-               "presence_penalty", "frequency_penalty")
+
+
+def _number(low: float, high: float):
+    def valid(value) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "must be a number"
+        return None if low <= value <= high else f"must be between {low} and {high}"
+    return valid
+
+
+def _integer(low: int):
+    def valid(value) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "must be an integer"
+        return None if value >= low else f"must be at least {low}"
+    return valid
+
+
+def _stop(value) -> str | None:
+    if isinstance(value, str) or (isinstance(value, list) and value
+                                  and all(isinstance(item, str) for item in value)):
+        return None
+    return "must be a string or a non-empty list of strings"
+
+
+# Sampling options passed through to the upstream, checked here (OpenAI's ranges) so a
+# client's mistake is its own 400 rather than the upstream's refusal relayed as a 502.
+PASSTHROUGH = {
+    "temperature": _number(0, 2), "top_p": _number(0, 1),
+    "max_tokens": _integer(1), "max_completion_tokens": _integer(1), "stop": _stop,
+    "seed": _integer(-(2**63)), "presence_penalty": _number(-2, 2),
+    "frequency_penalty": _number(-2, 2),
+}
+
+
+def _options(data: dict) -> dict:
+    for key, valid in PASSTHROUGH.items():
+        if key in data and (problem := valid(data[key])) is not None:
+            raise check.bad(key, problem)
+    return {key: data[key] for key in PASSTHROUGH if key in data}
+
+
+def _include_usage(data: dict) -> bool:
+    options = data.get("stream_options")
+    if options is None:
+        return False
+    if not isinstance(options, dict):
+        raise check.bad("stream_options", "must be an object")
+    include_usage = options.get("include_usage", False)
+    if not isinstance(include_usage, bool):
+        raise check.bad("stream_options.include_usage", "must be true or false")
+    return include_usage
 
 
 def _text(content, field: str) -> str:
     if isinstance(content, str):
-        return content
+        return check.plain(field, content)
     if isinstance(content, list) and all(
         isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
         for p in content
     ):
-        return "".join(p["text"] for p in content)
+        return check.plain(field, "".join(p["text"] for p in content))
     raise check.bad(field, "content must be a string or a list of text parts")
 
 
@@ -119,14 +168,14 @@ async def chat_completions(
     stream = data.get("stream", False)
     if not isinstance(stream, bool):
         raise check.bad("stream", "must be true or false")
-    options = {key: data[key] for key in PASSTHROUGH if key in data}
+    include_usage = _include_usage(data)
+    options = _options(data)
     prepared = await prepare(sources, request.user, conversation=None,
                              history=history, current=current)
     relay = Relay(llm, prepared.assembly.messages,
                   timeout=settings.llm_timeout_seconds, options=options)
     ident = f"chatcmpl-{new_id()}"
     if stream:
-        include_usage = bool((data.get("stream_options") or {}).get("include_usage"))
         return event_stream(settings, _stream(relay, ident, model, include_usage))
     content = "".join([text async for pieces in relay.events() for text in pieces])
     outcome = relay.outcome

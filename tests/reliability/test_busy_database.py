@@ -70,7 +70,8 @@ def test_a_write_lock_beyond_the_busy_timeout_is_503_and_writes_nothing(
     assert "database is busy" in response.json()["detail"]
     assert response.headers["retry-after"] == "1"
     assert elapsed < BUSY_MS / 1000 + 3.0
-    assert client.get("/api/conversations", headers=alice[1]).json() == {"conversations": []}
+    assert client.get("/api/conversations", headers=alice[1]).json() == {
+        "conversations": [], "total": 0}
     assert client.get("/api/memory", headers=alice[1]).json() == {"memories": []}
     assert client.get("/api/facts", headers=alice[1]).json()["total"] == 0
     assert crashes(caplog) == []

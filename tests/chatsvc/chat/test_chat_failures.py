@@ -109,7 +109,8 @@ def test_bad_input_is_400_naming_the_field_and_writes_nothing(client, alice, bod
     response = client.post("/api/chat", json=body, headers=alice[1])
     assert response.status_code == 400
     assert field in response.json()["detail"]
-    assert client.get("/api/conversations", headers=alice[1]).json() == {"conversations": []}
+    assert client.get("/api/conversations", headers=alice[1]).json() == {
+        "conversations": [], "total": 0}
 
 
 def test_conversations_are_private(client, alice, bob, upstream):
@@ -126,7 +127,8 @@ def test_conversations_are_private(client, alice, bob, upstream):
         ("user", "secret", "complete"), ("assistant", "a", "complete")]
     listed = client.get("/api/conversations", headers=alice[1]).json()["conversations"]
     assert [c["id"] for c in listed] == [conversation] and listed[0]["title"] == "secret"
-    assert client.get("/api/conversations", headers=bob[1]).json() == {"conversations": []}
+    assert client.get("/api/conversations", headers=bob[1]).json() == {
+        "conversations": [], "total": 0}
     assert client.delete(f"/api/conversations/{conversation}",
                          headers=alice[1]).status_code == 204
     assert client.get(f"/api/conversations/{conversation}", headers=alice[1]).status_code == 404
