@@ -54,7 +54,7 @@ PY
     local compile=""
     if [ -n "$llama" ] && ! .venv/bin/python -c 'import importlib.util as u, sys
 sys.exit(u.find_spec("llama_cpp") is None)' 2>/dev/null; then
-        _phase 2 "compiling llama-cpp-python in the background (the long pole: 8 min on a busy 2-core machine)"
+        _phase 2 "compiling llama-cpp-python in the background (the long pole: about 4 min on an idle 2-core machine, 8 on a busy one)"
         # chatsvc uses llama.cpp's text models only: no multimodal (mtmd/llava) library.
         CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" \
         CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
