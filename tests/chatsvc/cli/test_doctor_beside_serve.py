@@ -6,6 +6,7 @@ import pytest
 
 from chatsvc.cli import main
 from chatsvc.cli._common import cli_settings
+from chatsvc.local_models import QWEN
 from chatsvc.testing import ServiceProcess
 
 pytestmark = pytest.mark.slow  # starts the real local LLM
@@ -26,7 +27,7 @@ def test_doctor_checks_the_configuration_serve_sh_runs(tmp_path, monkeypatch, ca
         code = main(["doctor"])
         out = capsys.readouterr().out
         assert "FAIL" not in out and code == 0, out
-        assert "gemma-3-270m at http://127.0.0.1:" in out
+        assert f"{QWEN.name} at http://127.0.0.1:" in out  # the model serve started
     finally:
         service.stop()
     # Once the service stops, its loopback LLM is no longer what the commands use.
