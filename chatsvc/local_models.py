@@ -142,20 +142,11 @@ class LlamaServer:
         return self
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                error = self.log_path.read_text(errors="replace")[-2000:]
-                self.stop()
-                raise RuntimeError(f"llama_cpp.server exited at start-up: {error}")
-            try:
-                if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"llama_cpp.server did not answer within {START_TIMEOUT_SECONDS}s")
+        try:
+            wait_until_up(self._process, self.base_url, self.log_path)
+        except RuntimeError:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         if self._process is None:
@@ -175,6 +166,24 @@ class LlamaServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def wait_until_up(process: subprocess.Popen, base_url: str, log_path: Path, *,
+                  timeout: float = START_TIMEOUT_SECONDS) -> None:
+    """Return once the llama.cpp server at `base_url` answers /models; RuntimeError (with
+    the end of its log) when it exits first or stays silent past `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            error = log_path.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"llama_cpp.server exited at start-up: {error}")
+        try:
+            if httpx.get(f"{base_url}/models", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"llama_cpp.server did not answer within {timeout}s")
 
 
 def _die_with_parent() -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import httpx
 
-from chatsvc.local_models import free_port
+from chatsvc.local_models import free_port, wait_until_up
 from chatsvc.testing import ServiceProcess
 from evals.local_model.models import Candidate
 
@@ -65,19 +65,11 @@ class LlamaProcess:
         self._log = log_path.open("w")
         started = time.monotonic()
         self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = started + 180
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama server exited: {log_path.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.base_url}/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        else:
+        try:
+            wait_until_up(self.process, self.base_url, log_path, timeout=180)
+        except RuntimeError:
             self.stop()
-            raise RuntimeError("llama server did not start in 180 s")
+            raise
         self.load_seconds = time.monotonic() - started
 
     @property
