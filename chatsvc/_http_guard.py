@@ -22,6 +22,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self.max_head_bytes = self.config.h11_max_incomplete_event_size
         self.head_bytes: int | None = 0  # None: the head is complete, a body may follow
+        self.tail = b""  # the last bytes seen, for a head end split between two reads
         self.deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
@@ -36,7 +37,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.head_bytes is None:
             self._arm()  # inside a body: the timeout is per stall, not for the whole body
         else:
-            self.head_bytes += len(data)
+            self.head_bytes += _head_part(self.tail, data)
+            self.tail = (self.tail + data)[-3:]
             if self.max_head_bytes is not None and self.head_bytes > self.max_head_bytes:
                 self._refuse()
                 return
@@ -50,7 +52,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
-        self.head_bytes = 0
+        self.head_bytes, self.tail = 0, b""
         self._disarm()  # the answer may take long; uvicorn's keep-alive timer follows it
         super().on_message_complete()
 
@@ -76,3 +78,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                              b"\r\ncontent-length: " + str(len(_TOO_LARGE)).encode()
                              + b"\r\n\r\n" + _TOO_LARGE)
         self.transport.close()
+
+
+def _head_part(tail: bytes, data: bytes) -> int:
+    """How many bytes of `data` belong to the request head: all of them until the blank
+    line that ends it (which may start in `tail`, the previous read's last bytes). A
+    body arriving in the same read as the head does not count."""
+    end = (tail + data).find(b"\r\n\r\n")
+    return len(data) if end < 0 else max(0, end + 4 - len(tail))

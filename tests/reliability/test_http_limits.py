@@ -69,6 +69,17 @@ def test_a_header_under_the_limit_is_served(child):
         assert _answer(sock).startswith(b"HTTP/1.1 200")
 
 
+def test_a_body_arriving_with_its_head_does_not_count_as_head(child):
+    # A 100 kB body in the same write as a small head: the server's first read holds
+    # both, and only the head counts against the 16 kB limit.
+    body = b'{"message": "' + b"a" * 100_000 + b'"}'
+    with _connect(child) as sock:
+        sock.sendall(b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                     b"\r\nConnection: close\r\nContent-Length: " + str(len(body)).encode()
+                     + b"\r\n\r\n" + body)
+        assert _answer(sock).startswith(b"HTTP/1.1 401")  # past the guard, to auth
+
+
 @pytest.mark.parametrize("sent", [
     b"",  # connected, nothing sent
     b"GET /health HTTP/1.1\r\nHost: x\r\n",  # a head never finished
