@@ -120,8 +120,8 @@ def _stable_sources(snapshot: Snapshot, assembly: Assembly) -> list[dict]:
 async def _fallback(sources: Sources, reason: str) -> tuple[Dynamic, str, list[dict]]:
     log.warning("chat turn in fallback mode: %s", reason)
     posts = await sources.recent_posts()
-    sources = [{"type": "post", "id": p.id, "title": p.title, "layer": "message"} for p in posts]
-    return Dynamic(posts=tuple(posts)), reason, sources
+    cited = [{"type": "post", "id": p.id, "title": p.title, "layer": "message"} for p in posts]
+    return Dynamic(posts=tuple(posts)), reason, cited
 
 
 async def _all(*awaitables):
@@ -187,7 +187,7 @@ async def prepare(
     settings = sources.settings
     with clock("stable"):
         snapshot = await stable_snapshot(sources, user, conversation, project_id, now)
-    dynamic, reason, sources = await dynamic_layers(sources, user, project_id, current, timings)
+    dynamic, reason, cited = await dynamic_layers(sources, user, project_id, current, timings)
     with clock("assemble"):
         assembly = assemble(
             snapshot=snapshot,
@@ -207,5 +207,5 @@ async def prepare(
     log.debug("turn prepared in %.1f ms (embedding %.1f ms), mode %s, %d prompt tokens",
               timings["prepare"] * 1000, timings.get("embed", 0.0) * 1000, mode,
               assembly.tokens["total"])
-    return Prepared(assembly, mode, reason, [*sources, *_stable_sources(snapshot, assembly)],
+    return Prepared(assembly, mode, reason, [*cited, *_stable_sources(snapshot, assembly)],
                     timings)
