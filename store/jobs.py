@@ -86,6 +86,13 @@ class Jobs:
             raise NotFound(f"no job {job_id}")
         return job
 
+    def recent(self, user_id: str, *, limit: int) -> list[Job]:
+        """The user's jobs, newest first (a client's view of what is being indexed)."""
+        return self.db.fetch(
+            f"SELECT {_COLUMNS} FROM jobs WHERE user_id = $user "
+            "ORDER BY created_at DESC, id DESC LIMIT $limit", {"user": user_id, "limit": limit},
+            Job)
+
     def unfinished(self, *, limit: int = 100) -> list[Job]:
         """Queued and running jobs, oldest first (the indexer's queue)."""
         return self.db.fetch(

@@ -1,5 +1,5 @@
-"""Knowledge base routes: add documents (indexed by a background job), poll jobs, search,
-browse, read (L2), pin, reindex, delete."""
+"""Knowledge base routes: add documents (indexed by a background job), list and poll
+jobs, search, browse, read (L2), pin, reindex, delete."""
 
 from __future__ import annotations
 
@@ -106,6 +106,14 @@ async def add_document(
 def job_json(job: Job) -> dict:
     return {"id": job.id, "status": job.status, "done": job.done, "total": job.total,
             "entry_id": job.entry_id, "error": job.error}
+
+
+@get("/jobs", summary="The caller's indexing jobs, newest first")
+async def list_jobs(request: Request, jobs: NamedDependency[JobStore],
+                    limit: FromQuery[int] = 20) -> dict:
+    check.bounded("limit", limit, 1, 100)
+    return {"jobs": [job_json(job) for job in
+                     await in_thread(jobs.recent, request.user.id, limit=limit)]}
 
 
 @get("/jobs/{job_id:str}", summary="An indexing job's progress")
@@ -229,7 +237,7 @@ async def _writable(request: Request, knowledge_store: KnowledgeStore, entry_id:
 
 router = Router(
     path="/api/knowledge",
-    route_handlers=[add_document, upload, get_job, search, list_entries, stats, get_entry, set_pin,
-                    reindex, delete_entry],
+    route_handlers=[add_document, upload, list_jobs, get_job, search, list_entries, stats,
+                    get_entry, set_pin, reindex, delete_entry],
     tags=["knowledge"],
 )

@@ -65,6 +65,22 @@ def test_jobs_are_private_and_unknown_ones_404(client, alice, bob):
         assert response.status_code == 404 and response.json()["detail"] == "not found"
 
 
+def test_the_job_list_is_the_callers_newest_first(client, alice, bob):
+    _, headers = alice
+    first = add_document(client, headers, {"title": "One", "content": "First."})
+    second = add_document(client, headers, {"title": "Two", "content": "Second."}, wait=False)
+    listed = client.get("/api/knowledge/jobs", headers=headers).json()["jobs"]
+    assert [job["id"] for job in listed] == [second["job_id"], first["job_id"]]
+    assert all(set(job) == JOB_FIELDS for job in listed)
+    assert listed[1]["status"] == "done"
+    one = client.get("/api/knowledge/jobs", headers=headers, params={"limit": 1}).json()
+    assert [job["id"] for job in one["jobs"]] == [second["job_id"]]
+    assert client.get("/api/knowledge/jobs", headers=bob[1]).json() == {"jobs": []}
+    for limit in (0, 101):
+        assert client.get("/api/knowledge/jobs", headers=headers,
+                          params={"limit": limit}).status_code == 400
+
+
 def test_resending_a_document_whose_chunks_lack_vectors_embeds_them(client, services, alice):
     user, headers = alice
     document = {"title": "Runbook", "content": "Restart the worker, then check the queue."}
