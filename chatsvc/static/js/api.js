@@ -35,12 +35,14 @@ async function errorFrom(response) {
   return new ApiError(response.status, detail);
 }
 
-/** Fetch `path`; resolve with the parsed JSON (null for 204), reject with ApiError. */
+/** Fetch `path` (`body`: JSON, or FormData for a file upload); resolve with the parsed JSON (null for 204), reject with ApiError. */
 export async function request(path, { method = 'GET', query, body, signal, raw = false } = {}) {
   const headers = { Authorization: `Bearer ${token.get()}` };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  // FormData goes as multipart: fetch writes its Content-Type with the boundary.
+  const form = body instanceof FormData;
+  if (body !== undefined && !form) headers['Content-Type'] = 'application/json';
   const response = await fetch(url(path, query), {
-    method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body),
+    method, headers, signal, body: body === undefined || form ? body : JSON.stringify(body),
   });
   if (!response.ok) throw await errorFrom(response);
   if (raw) return response;

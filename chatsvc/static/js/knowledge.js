@@ -1,7 +1,9 @@
-// Knowledge tab: stats bar, browse, hybrid/semantic/keyword search, entry detail, pins.
+// Knowledge tab: stats bar, browse, hybrid/semantic/keyword search, entry detail (pin,
+// re-index, delete); uploads and job progress are in kbjobs.js.
 
 import * as api from './api.js';
 import { $, badge, h, plural, say, timeEl } from './dom.js';
+import * as kbjobs from './kbjobs.js';
 
 const KNOWN_TYPES = ['document', 'code', 'post'];
 
@@ -14,11 +16,16 @@ export function init() {
     radio.addEventListener('change', () => $('kb-query').value.trim() && run());
   }
   $('kb-source-type').addEventListener('change', run);
+  kbjobs.init(refresh);
 }
 
 export function show() {
-  loadStats();
-  run();
+  refresh().then(kbjobs.load); // after the browse: the job rows name its entries
+}
+
+// A job ended (an upload is listed now, or gone) or an entry changed.
+function refresh() {
+  return Promise.all([loadStats(), run()]);
 }
 
 async function loadStats() {
@@ -48,6 +55,7 @@ async function browse() {
   try {
     const { entries, total } = await api.get('/api/knowledge',
       { source_type: $('kb-source-type').value, limit: 50 });
+    kbjobs.remember(entries);
     say($('kb-status'), entries.length ? `${plural(total, 'entry', 'entries')} (newest first)` : 'The knowledge base is empty.');
     $('kb-results').replaceChildren(...entries.map((entry) => resultCard(entry, entry.id,
       h('p', {}, entry.abstract || ''))));
@@ -92,11 +100,41 @@ function pinRow(entry) {
 async function setPin(entry) {
   try {
     await api.patch(`/api/knowledge/${encodeURIComponent(entry.id)}`, { pinned: !entry.pinned });
-    await openEntry(entry.id);
-    if (!$('kb-query').value.trim()) browse();
+    await Promise.all([openEntry(entry.id), refresh()]);
   } catch (error) {
     say($('kb-status'), api.describe(error), 'error');
   }
+}
+
+async function reindex(entry) {
+  try {
+    const job = await api.post(`/api/knowledge/${encodeURIComponent(entry.id)}/reindex`);
+    kbjobs.track(job, $('kb-detail').querySelector('.kb-entry-job'));
+  } catch (error) {
+    say($('kb-status'), api.describe(error), 'error');
+  }
+}
+
+async function remove(entry) {
+  if (!window.confirm(`Delete "${entry.title}" from the knowledge base?`)) return;
+  try {
+    await api.del(`/api/knowledge/${encodeURIComponent(entry.id)}`);
+    $('kb-detail').hidden = true;
+    await refresh();
+    say($('kb-status'), `Deleted "${entry.title}".`);
+  } catch (error) {
+    say($('kb-status'), api.describe(error), 'error');
+  }
+}
+
+// Shared entries are changed by admins only: the API answers 403 otherwise.
+function actions(entry) {
+  return h('p', { class: 'row kb-actions' },
+    h('span', { class: 'muted' }, plural(entry.chunks, 'chunk')),
+    h('button', { type: 'button', class: 'secondary small', onclick: () => reindex(entry) },
+      'Re-index'),
+    h('button', { type: 'button', class: 'secondary small', onclick: () => remove(entry) },
+      'Delete'));
 }
 
 async function openEntry(id) {
@@ -108,7 +146,7 @@ async function openEntry(id) {
     detail.replaceChildren(
       h('h3', { tabindex: '-1' }, entry.title), h('p', {}, badge(entry.source_type),
         entry.source_id ? ` ${entry.source_id}` : '', ' · updated ', timeEl(entry.updated_at)),
-      pinRow(entry),
+      pinRow(entry), actions(entry), h('ul', { class: 'plain-list kb-entry-job' }),
       section('Abstract', h('p', {}, entry.abstract || '—')),
       section('Overview', h('p', { class: 'prewrap' }, entry.overview || '—')),
       section('Full content', h('pre', { class: 'content' }, entry.content || '')),
