@@ -4,7 +4,9 @@ Indexes files (Markdown, text, HTML, PDF, DOCX: read like uploads, see
 chatsvc.documents) as shared knowledge entries, idempotently: a file whose content
 hash is unchanged is skipped, a changed file replaces its entry, and entries of
 that source type under PATH whose file is gone (or no longer matches the glob)
-are deleted. LLM tiers are written after the last file, never holding it up.
+are deleted. Each saved file's chunks are embedded here by the loop an indexing job
+runs (`embed_chunks`), its progress bar counting chunks done of total as the job's
+`done`/`total` do. LLM tiers are written after the last file, never holding it up.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from chatsvc import source_types
+from chatsvc._errors import EmbeddingError
 from chatsvc.cli._common import fail, open_services
 from chatsvc.documents import DocumentError, extract, sniff
+from chatsvc.indexing import embed_chunks
 from chatsvc.knowledge import KnowledgeService
+from store import Entry, VectorUnavailable
 from store.knowledge import content_hash
 
 _HEADING = re.compile(r"^\s{0,3}#\s+(.+?)\s*$", re.MULTILINE)
@@ -82,7 +87,7 @@ async def index_tree(
     seen, to_tier = set(), []
     try:
         files = selected_files(root, pattern)
-        for path in tqdm(files, desc="indexing", unit="file", file=sys.stderr):
+        for number, path in enumerate(files, 1):
             read = _read(path)
             if read is None:
                 counts["skipped"] += 1
@@ -92,11 +97,13 @@ async def index_tree(
             if known.get(source_id) == content_hash(title, text):
                 counts["unchanged"] += 1
                 continue
-            saved = await knowledge.index(
+            saved = await knowledge.save(
                 owner_id=None, title=title, content=text, source_type=source_type,
                 source_id=source_id, metadata={"path": source_id},
             )
             counts[saved.status] += 1
+            if saved.jobs:
+                await _embed(knowledge, saved.entry, f"indexing {number}/{len(files)} {path.name}")
             if knowledge.wants_llm_tiers(saved):
                 to_tier.append(saved.entry)
         counts["removed"] = _remove_missing(knowledge.knowledge, root, source_type, known, seen)
@@ -105,6 +112,18 @@ async def index_tree(
     finally:
         await knowledge.llm.aclose()  # inside the loop its connections belong to
     return counts
+
+
+async def _embed(knowledge: KnowledgeService, entry: Entry, label: str) -> None:
+    """Embed the entry's chunks under a progress bar; on a failure the rest wait for the
+    service's backfill (counted in `unembedded`)."""
+    with tqdm(total=entry.chunks, desc=label, unit="chunk", file=sys.stderr) as bar:
+        try:
+            async for done in embed_chunks(knowledge.knowledge, knowledge.embedder.embed_documents,
+                                           entry.id):
+                bar.update(done - bar.n)
+        except (EmbeddingError, VectorUnavailable) as exc:
+            bar.write(f"{entry.title}: saved without vectors for now: {exc}")
 
 
 def _remove_missing(store, root: Path, source_type: str, known: dict, seen: set) -> int:

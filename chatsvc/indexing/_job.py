@@ -13,7 +13,7 @@ get better by waiting ends it in `error`, a DocumentError with its own text.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from chatsvc._errors import EmbeddingError, EmbeddingUnavailable
@@ -71,20 +71,29 @@ async def run_job(job: Job, work: Work) -> Job:
     return await in_thread(work.jobs.finish, job.id, error=reason)
 
 
+async def embed_chunks(knowledge: KnowledgeStore, embed: EmbedMany, entry_id: str, *,
+                       start: int = 0, every: bool = False) -> AsyncIterator[int]:
+    """Embed the entry's chunks in order from `start`, those without a current vector (or
+    `every` one), yielding how many are done after each batch: a job's `done` (the CLI
+    shows the same count)."""
+    done = start
+    while batch := await in_thread(knowledge.entry_chunks, entry_id, offset=done,
+                                   limit=JOB_BATCH):
+        todo = [chunk for chunk, current in batch if every or not current]
+        if todo:
+            vectors = await embed([chunk.text for chunk in todo])
+            await in_thread(knowledge.save_embeddings, list(zip(todo, vectors, strict=True)))
+        done += len(batch)
+        yield done
+
+
 async def _embed_entry(job: Job, work: Work) -> Job:
     if job.entry_id is None:
         raise NotFound(f"job {job.id} has no entry")
     entry = await in_thread(work.knowledge.read, job.entry_id)
     await in_thread(work.jobs.start, job.id, total=entry.chunks)
-    done = job.done
-    while batch := await in_thread(work.knowledge.entry_chunks, entry.id, offset=done,
-                                   limit=JOB_BATCH):
-        todo = [chunk for chunk, current in batch if job.kind == REINDEX or not current]
-        if todo:
-            vectors = await work.embed([chunk.text for chunk in todo])
-            await in_thread(work.knowledge.save_embeddings,
-                            list(zip(todo, vectors, strict=True)))
-        done += len(batch)
+    async for done in embed_chunks(work.knowledge, work.embed, entry.id, start=job.done,
+                                   every=job.kind == REINDEX):
         await in_thread(work.jobs.progress, job.id, done)
     return await in_thread(work.jobs.finish, job.id)
 

@@ -1,5 +1,7 @@
 """chatsvc index: idempotent by content hash, replaces changed files, drops removed ones."""
 
+import re
+
 import anyio
 
 from chatsvc.cli import main
@@ -44,7 +46,7 @@ def test_index_command_end_to_end(tmp_path, capsys):
     (docs / "one.md").write_text("# One\n\nFirst file.")
     assert main(["index", str(docs), "--glob", "*.md", "--source-type", "code"]) == 0
     out = capsys.readouterr()
-    assert "created 1" in out.out and "indexing" in out.err  # summary + tqdm progress bar
+    assert "created 1" in out.out and "indexing 1/1 one.md" in out.err  # summary + progress
     assert main(["index", str(docs), "--glob", "*.md", "--source-type", "code"]) == 0
     assert "unchanged 1" in capsys.readouterr().out
     assert main(["index", str(tmp_path / "missing")]) == 2
@@ -58,3 +60,24 @@ def test_pdf_and_docx_files_are_read_like_uploads_and_bad_ones_skipped(services,
     assert _counts(services, tmp_path, "*") == {"created": 2, "skipped": 1}
     hits = services.knowledge.knowledge.keyword("Kestrel", viewer_id="x")
     assert sorted(h.title for h in hits) == ["Rota DOCX", "Rota PDF"]
+
+
+def test_each_file_shows_its_chunks_embedded_like_a_job(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CHATSVC_CHUNK_MAX_CHARS", "120")
+    monkeypatch.setenv("CHATSVC_CHUNK_OVERLAP_CHARS", "10")
+    monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "long.md").write_text("\n\n".join(
+        f"Paragraph {i} says the rota for team {i} changes on day {i}." for i in range(20)))
+    (docs / "rota.pdf").write_bytes(pdf_bytes(["Kestrel rota"], title="Rota PDF"))
+    assert main(["index", str(docs)]) == 0
+    out = capsys.readouterr()
+    assert "created 2" in out.out and "unembedded 0" in out.out
+    # tqdm redraws with \r: the last drawing of each file's bar is its final count.
+    bars = {line.split(":")[0]: line for line in out.err.replace("\r", "\n").splitlines()
+            if line.startswith("indexing ")}
+    done, total = map(int, re.search(r"\| (\d+)/(\d+) \[", bars["indexing 1/2 long.md"]).groups())
+    assert done == total > 16  # more than one batch of a job
+    assert "chunk/s" in bars["indexing 1/2 long.md"]
+    assert "| 1/1 [" in bars["indexing 2/2 rota.pdf"]
