@@ -58,6 +58,16 @@ def test_another_users_job_is_not_found(stores, people):
         stores.jobs.get(alice.id, "missing")
 
 
+def test_recent_lists_a_users_own_jobs_newest_first(stores, people):
+    alice, bob = people
+    first = stores.jobs.create(alice.id, kind="index")
+    stores.jobs.create(bob.id, kind="index")
+    second = stores.jobs.create(alice.id, kind="upload")
+    stores.jobs.finish(first.id)
+    assert [j.id for j in stores.jobs.recent(alice.id, limit=10)] == [second.id, first.id]
+    assert [j.id for j in stores.jobs.recent(alice.id, limit=1)] == [second.id]
+
+
 def test_deleting_the_entry_leaves_the_job_without_it(stores, people):
     alice, _ = people
     saved = _entry(stores, alice, 1)

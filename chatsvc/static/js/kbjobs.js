@@ -81,7 +81,8 @@ async function follow(job) {
   if (polling.has(job.id)) return;
   polling.add(job.id);
   try {
-    while (!FINISHED.has(job.status)) {
+    // Another tab shown, or signed out: stop; showing Knowledge again follows it anew (load).
+    while (!FINISHED.has(job.status) && !$('app').hidden && !$('panel-knowledge').hidden) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       job = await api.get(`/api/knowledge/jobs/${encodeURIComponent(job.id)}`);
       for (const row of document.querySelectorAll(`[data-job="${CSS.escape(job.id)}"]`)) {
@@ -89,7 +90,7 @@ async function follow(job) {
       }
       summarize();
     }
-    onFinished(job);
+    if (FINISHED.has(job.status)) onFinished(job);
   } catch (error) {
     say($('kb-index-status'), api.describe(error), 'error');
   } finally {
