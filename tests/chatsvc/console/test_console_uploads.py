@@ -110,6 +110,9 @@ def test_a_failed_upload_shows_why_and_reindex_and_delete_work_from_the_detail(
     _expect_done(detail.locator(".kb-entry-job li.job"))
     expect(page.locator("#kb-jobs li.job")).to_have_count(3)
     shot(page, "knowledge-reindex")
+    page.set_viewport_size({"width": 390, "height": 844})  # job cards with a long error
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    shot(page, "narrow-knowledge-jobs")
 
     entry_id = live.api("GET", "/api/knowledge", headers).json()["entries"][0]["id"]
     page.once("dialog", lambda dialog: dialog.accept())
