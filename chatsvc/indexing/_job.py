@@ -8,6 +8,8 @@ its stored file into the entry (`Work.ingest`, progress over PDF pages), then
 embeds like `index`. The embedder being down sends the job back to the queue
 with the reason (it resumes when the embedder is back); anything that will not
 get better by waiting ends it in `error`, a DocumentError with its own text.
+A runner whose lease ran out (LeaseLost: another process took the job over)
+stops at its next write and leaves the job to the taker.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, replace
 from chatsvc._errors import EmbeddingError, EmbeddingUnavailable
 from chatsvc._threads import in_thread
 from chatsvc.documents import DocumentError
-from store import Job, JobStore, KnowledgeStore, NotFound, VectorUnavailable
+from store import Job, JobStore, KnowledgeStore, LeaseLost, NotFound, VectorUnavailable
 
 log = logging.getLogger("chatsvc.indexing")
 
@@ -54,6 +56,9 @@ async def run_job(job: Job, work: Work) -> Job:
         return await in_thread(work.jobs.finish, job.id, error=f"unknown job kind {job.kind!r}")
     try:
         return await runner(job, work)
+    except LeaseLost as exc:
+        log.warning("indexing job %s left to its new owner: %s", job.id, exc)
+        return await in_thread(work.jobs.get, job.user_id, job.id)
     except EmbeddingUnavailable as exc:
         await in_thread(work.jobs.defer, job.id, f"waiting for the embedding service: {exc}")
         raise EmbedderDown(str(exc)) from None
