@@ -39,6 +39,8 @@ def child(tmp_path, ollama, scripted):
         "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
         "CHATSVC_CHUNK_MAX_CHARS": "150",
         "CHATSVC_CHUNK_OVERLAP_CHARS": "10",
+        # The killed process's lease on its job lapses soon after the restart.
+        "CHATSVC_JOB_LEASE_SECONDS": "1",
     })
     service.token = service.add_user("alice")
     yield service

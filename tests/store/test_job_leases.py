@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from store import LeaseLost, QueueDepth
+from store import ChunkIn, LeaseLost, QueueDepth
 from store.backend import stores_for
 
 LAPSED = -1.0
@@ -75,3 +75,15 @@ def test_concurrent_claims_on_two_handles_give_each_job_once(open_db, alice):
     with ThreadPoolExecutor(2) as pool:
         first, second = pool.map(drain, range(2))
     assert sorted(first + second) == sorted(created)  # none twice, none left
+
+
+def test_the_backfill_leaves_the_chunks_of_an_entry_with_an_unfinished_job(stores, alice):
+    saved = stores.knowledge.save(
+        owner_id=alice.id, title="Doc", content="two chunks", source_type="document",
+        chunks=[ChunkIn("chunk one", "en"), ChunkIn("chunk two", "en")])
+    job = stores.jobs.create(alice.id, kind="index", entry_id=saved.entry.id)
+    stores.jobs.claim("a", lease_seconds=LAPSED)  # even while its lease waits for a taker
+    assert stores.knowledge.unembedded(limit=10) == []
+    assert stores.knowledge.pending_count() == 2  # still counted as waiting
+    stores.jobs.finish(job.id, error="the embedding service failed")
+    assert len(stores.knowledge.unembedded(limit=10)) == 2  # the sweep's again
