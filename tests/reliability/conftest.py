@@ -3,12 +3,15 @@
 It talks to a misbehaving Ollama (tests/reliability/ollama_server.py) and to the
 scripted LLM upstream, both real loopback servers in this process whose
 behaviour each test switches. Every test checks the child's log for tracebacks.
+`two_workers` is one service with two workers on one SQLite file, `two_replicas`
+two services on one PostgreSQL database.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -16,6 +19,7 @@ import pytest
 from httpx_sse import connect_sse
 
 from chatsvc.testing import ScriptedUpstream, ServiceProcess
+from tests._pg import drop_schema, new_schema
 from tests.chatsvc.chat.conftest import settings  # noqa: F401 (in-process tests)
 from tests.reliability.ollama_server import OllamaServer
 
@@ -82,6 +86,64 @@ def two_workers(tmp_path, ollama, scripted, two_workers_env):
     child.tokens = [child.add_user(f"user{i}") for i in range(6)]
     with child:
         yield child
+
+
+@dataclass
+class Replicas:
+    """Two `chatsvc serve` processes, each with its own port and data dir, on one
+    PostgreSQL schema, as behind a load balancer; `tokens` by user name."""
+
+    a: ServiceProcess
+    b: ServiceProcess
+    tokens: dict[str, str]
+
+    def client(self, replica: ServiceProcess, user: str = "alice") -> httpx.Client:
+        return httpx.Client(base_url=replica.url, timeout=30,
+                            headers={"Authorization": f"Bearer {self.tokens[user]}"})
+
+
+@pytest.fixture
+def replicas_ollama():
+    """The replicas' own loopback Ollama; its `slow` mode makes each request take
+    0.25 s, so that a job of a few dozen chunks takes seconds."""
+    server = OllamaServer(slow_seconds=0.25).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def two_replicas_env() -> dict[str, str]:
+    return {}
+
+
+@pytest.fixture
+def two_replicas(tmp_path, pg_server_url, replicas_ollama, scripted, two_replicas_env):
+    """`Replicas` on a fresh schema of the session's PostgreSQL, with users alice and
+    bob; a test module adds settings by overriding the `two_replicas_env` fixture.
+    Each replica's log is checked for tracebacks at the end."""
+    schema, url = new_schema(pg_server_url)
+    env = {
+        "CHATSVC_DATABASE_URL": url,
+        "CHATSVC_EMBEDDINGS": "ollama",
+        "OLLAMA_URL": replicas_ollama.url,
+        "LLM_BASE_URL": scripted.base_url,
+        "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+        "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
+        **two_replicas_env,
+    }
+    a = ServiceProcess(tmp_path / "a" / "data", env)
+    b = ServiceProcess(tmp_path / "b" / "data", env)
+    try:
+        tokens = {name: a.add_user(name) for name in ("alice", "bob")}
+        with ThreadPoolExecutor(2) as starting:  # both start up at the same time
+            list(starting.map(ServiceProcess.start, (a, b)))
+        yield Replicas(a, b, tokens)
+        for replica in (a, b):
+            assert replica.crashes() == [], replica.log()
+    finally:
+        a.stop()
+        b.stop()
+        drop_schema(pg_server_url, schema)
 
 
 def auth(service: ServiceProcess, name: str) -> dict[str, str]:

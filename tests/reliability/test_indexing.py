@@ -2,19 +2,31 @@
 
 A real `chatsvc serve` child embeds through the loopback Ollama
 (tests/reliability/ollama_server.py): killed with SIGKILL in the middle of a
-job and started again, the job resumes and every chunk gets its vector; a
-document sent while Ollama is down waits (the job says why, /health counts what
-waits) and is embedded as soon as Ollama is back, with no CLI run.
+job and started again, the job resumes and every chunk gets its vector; with
+two workers on one SQLite file, the worker holding the job's lease is killed and
+another worker takes the job over once the lease lapsed; a document sent while
+Ollama is down waits (the job says why, /health counts what waits) and is
+embedded as soon as Ollama is back, with no CLI run.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import httpx
 import pytest
 
 from chatsvc.testing import ServiceProcess, wait_for_job
+from tests.reliability._jobs import (
+    SMALL_CHUNKS,
+    document,
+    embedded_again,
+    job_row,
+    owner_pid,
+    started,
+)
 from tests.reliability.ollama_server import OllamaServer
 
 SLOW_EMBED_SECONDS = 0.25  # per request (4 chunks): a 60-chunk job takes ~4 s
@@ -27,9 +39,8 @@ def ollama():
     server.stop()
 
 
-@pytest.fixture
-def child(tmp_path, ollama, scripted):
-    service = ServiceProcess(tmp_path / "data", {
+def _service(data_dir, ollama: OllamaServer, scripted, **env: str) -> ServiceProcess:
+    service = ServiceProcess(data_dir, {
         "CHATSVC_EMBEDDINGS": "ollama",
         "OLLAMA_URL": ollama.url,
         "LLM_BASE_URL": scripted.base_url,
@@ -37,12 +48,26 @@ def child(tmp_path, ollama, scripted):
         "CHATSVC_EMBED_BREAKER_COOLDOWN": "0.2",
         "CHATSVC_EMBED_RETRIES": "0",
         "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
-        "CHATSVC_CHUNK_MAX_CHARS": "150",
-        "CHATSVC_CHUNK_OVERLAP_CHARS": "10",
-        # The killed process's lease on its job lapses soon after the restart.
+        # A killed process's lease on its job lapses soon after.
         "CHATSVC_JOB_LEASE_SECONDS": "1",
+        **SMALL_CHUNKS,
+        **env,
     })
     service.token = service.add_user("alice")
+    return service
+
+
+@pytest.fixture
+def child(tmp_path, ollama, scripted):
+    service = _service(tmp_path / "data", ollama, scripted)
+    yield service
+    service.stop()
+
+
+@pytest.fixture
+def workers(tmp_path, ollama, scripted):
+    service = _service(tmp_path / "data", ollama, scripted, CHATSVC_WORKERS="2",
+                       CHATSVC_INDEX_INTERVAL="0.5")
     yield service
     service.stop()
 
@@ -50,12 +75,6 @@ def child(tmp_path, ollama, scripted):
 def _http(service: ServiceProcess) -> httpx.Client:
     return httpx.Client(base_url=service.url, timeout=30,
                         headers={"Authorization": f"Bearer {service.token}"})
-
-
-def _document(paragraphs: int) -> dict:
-    return {"title": "Runbook", "content": "\n\n".join(
-        f"Step {i}: drain node {i}, roll the service, then watch queue {i}."
-        for i in range(paragraphs))}
 
 
 def _waiting(service: ServiceProcess) -> dict:
@@ -67,12 +86,8 @@ def _waiting(service: ServiceProcess) -> dict:
 def test_a_job_killed_mid_way_resumes_after_a_restart(child, ollama):
     ollama.mode = "slow"
     with child, _http(child) as http:
-        created = http.post("/api/knowledge/documents", json=_document(60)).json()
-        job_url = f"/api/knowledge/jobs/{created['job_id']}"
-        deadline = time.monotonic() + 30
-        while (job := http.get(job_url).json())["done"] == 0:
-            assert time.monotonic() < deadline, job
-            time.sleep(0.02)
+        created = http.post("/api/knowledge/documents", json=document(60)).json()
+        job = started(http, created["job_id"])
         child.process.kill()  # SIGKILL: no shutdown of any kind
         child.process.wait(10)
     assert job["status"] == "running" and 0 < job["done"] < job["total"], job
@@ -85,10 +100,34 @@ def test_a_job_killed_mid_way_resumes_after_a_restart(child, ollama):
         assert child.crashes() == []
 
 
+def test_a_worker_killed_mid_job_leaves_the_job_to_another_worker(workers, ollama):
+    ollama.mode = "slow"
+    with workers, _http(workers) as http:
+        user_id = http.get("/api/me").json()["id"]
+        created = http.post("/api/knowledge/documents", json=document(100)).json()
+        started(http, created["job_id"])
+        killed = owner_pid(job_row(workers, user_id, created["job_id"]))
+        assert killed in workers.pids()[1:]  # a worker, not the supervisor
+        os.kill(killed, signal.SIGKILL)  # uvicorn starts a new worker in its place
+        at_kill = job_row(workers, user_id, created["job_id"])
+        sent_before = len(ollama.inputs)
+        assert at_kill.status == "running" and 0 < at_kill.done < at_kill.total, at_kill
+        ollama.mode = "ok"
+        finished = wait_for_job(http, None, created["job_id"], timeout=60)
+        assert (finished["status"], finished["done"], finished["error"]) == (
+            "done", created["chunks"], None)
+        assert owner_pid(job_row(workers, user_id, created["job_id"])) != killed
+        assert _waiting(workers)["counts"]["knowledge"] == 0
+        assert embedded_again(workers, ollama, entry_id=created["id"],
+                              chunks=created["chunks"], saved=at_kill.done,
+                              sent_before=sent_before) == set()
+        assert workers.crashes() == []
+
+
 def test_writes_while_the_embedder_is_down_are_embedded_when_it_is_back(child, ollama):
     ollama.stop()
     with child, _http(child) as http:
-        created = http.post("/api/knowledge/documents", json=_document(5))
+        created = http.post("/api/knowledge/documents", json=document(5))
         assert created.status_code == 202, created.text
         assert http.post("/api/facts", json={"category": "core",
                                              "fact": "Alice runs the night shift"}
