@@ -115,12 +115,6 @@ class Jobs:
             raise NotFound(f"no job {job_id}")
         return job
 
-    def unfinished(self, *, limit: int = 100) -> list[Job]:
-        """Queued and running jobs, oldest first."""
-        return self.db.fetch(
-            f"SELECT {_COLUMNS} FROM jobs WHERE {_OPEN} "
-            "ORDER BY created_at, id LIMIT $limit", {"limit": limit}, Job)
-
     # -- leases ------------------------------------------------------------------------
 
     def claim(self, owner: str, *, lease_seconds: float) -> Job | None:
