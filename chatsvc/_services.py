@@ -65,7 +65,7 @@ class Services:
                           lease_seconds=settings.job_lease_seconds)
         knowledge = KnowledgeService(settings, stores.knowledge, embedder, llm, indexer)
         recall = RecallService(stores.messages, embedder, indexer)
-        uploads = Uploads(settings, knowledge, stores.jobs, indexer)
+        uploads = Uploads(settings, knowledge, indexer)
         sources = Sources(
             settings=settings, db=db, embedder=embedder, chats=stores.chats,
             fact_sheets=stores.fact_sheets, facts=stores.facts, memory=memory_service,

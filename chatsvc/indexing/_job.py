@@ -29,7 +29,8 @@ INDEX, REINDEX, UPLOAD = "index", "reindex", "upload"
 JOB_BATCH = 16  # chunks per progress step
 
 EmbedMany = Callable[[list[str]], Awaitable[list[list[float]]]]
-Ingest = Callable[[Job], Awaitable[str]]  # an upload job -> the id of its saved entry
+# An upload job and the jobs as its runner writes them -> the id of its saved entry.
+Ingest = Callable[[Job, JobStore], Awaitable[str]]
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ async def _embed_entry(job: Job, work: Work) -> Job:
 async def _upload(job: Job, work: Work) -> Job:
     if work.ingest is None:
         raise RuntimeError("upload jobs need Work.ingest")
-    entry_id = await work.ingest(job)
+    entry_id = await work.ingest(job, work.jobs)
     # Chunks from the start: `done` counted pages so far.
     await in_thread(work.jobs.progress, job.id, 0)
     return await _embed_entry(replace(job, entry_id=entry_id, done=0), work)
