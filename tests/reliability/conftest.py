@@ -4,15 +4,18 @@ It talks to a misbehaving Ollama (tests/reliability/ollama_server.py) and to the
 scripted LLM upstream, both real loopback servers in this process whose
 behaviour each test switches. Every test checks the child's log for tracebacks.
 `two_workers` is one service with two workers on one SQLite file, `two_replicas`
-two services on one PostgreSQL database.
+two services on one PostgreSQL database (or one SQLite file).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -90,8 +93,8 @@ def two_workers(tmp_path, ollama, scripted, two_workers_env):
 
 @dataclass
 class Replicas:
-    """Two `chatsvc serve` processes, each with its own port and data dir, on one
-    PostgreSQL schema, as behind a load balancer; `tokens` by user name."""
+    """Two `chatsvc serve` processes, each with its own port, on one database, as
+    behind a load balancer; `tokens` by user name."""
 
     a: ServiceProcess
     b: ServiceProcess
@@ -117,13 +120,34 @@ def two_replicas_env() -> dict[str, str]:
 
 
 @pytest.fixture
-def two_replicas(tmp_path, pg_server_url, replicas_ollama, scripted, two_replicas_env):
-    """`Replicas` on a fresh schema of the session's PostgreSQL, with users alice and
-    bob; a test module adds settings by overriding the `two_replicas_env` fixture.
+def two_replicas_backend() -> str:
+    """"postgresql": a fresh schema of the session's server, each replica its own data
+    dir; "sqlite": one data dir, so one SQLite file (what `--workers` share)."""
+    return "postgresql"
+
+
+@contextlib.contextmanager
+def _replica_database(request, backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Each replica's data dir and database settings, per replica name."""
+    if backend == "sqlite":
+        yield {name: {"CHATSVC_DATA_DIR": str(tmp_path / "data")} for name in "ab"}
+        return
+    server = request.getfixturevalue("pg_server_url")
+    schema, url = new_schema(server)
+    try:
+        yield {name: {"CHATSVC_DATA_DIR": str(tmp_path / name / "data"),
+                      "CHATSVC_DATABASE_URL": url} for name in "ab"}
+    finally:
+        drop_schema(server, schema)
+
+
+@pytest.fixture
+def two_replicas(request, tmp_path, replicas_ollama, scripted, two_replicas_env,
+                 two_replicas_backend):
+    """`Replicas` with users alice and bob; a test module adds settings by overriding
+    the `two_replicas_env` fixture, and picks the database with `two_replicas_backend`.
     Each replica's log is checked for tracebacks at the end."""
-    schema, url = new_schema(pg_server_url)
     env = {
-        "CHATSVC_DATABASE_URL": url,
         "CHATSVC_EMBEDDINGS": "ollama",
         "OLLAMA_URL": replicas_ollama.url,
         "LLM_BASE_URL": scripted.base_url,
@@ -131,19 +155,19 @@ def two_replicas(tmp_path, pg_server_url, replicas_ollama, scripted, two_replica
         "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
         **two_replicas_env,
     }
-    a = ServiceProcess(tmp_path / "a" / "data", env)
-    b = ServiceProcess(tmp_path / "b" / "data", env)
-    try:
-        tokens = {name: a.add_user(name) for name in ("alice", "bob")}
-        with ThreadPoolExecutor(2) as starting:  # both start up at the same time
-            list(starting.map(ServiceProcess.start, (a, b)))
-        yield Replicas(a, b, tokens)
-        for replica in (a, b):
-            assert replica.crashes() == [], replica.log()
-    finally:
-        a.stop()
-        b.stop()
-        drop_schema(pg_server_url, schema)
+    with _replica_database(request, two_replicas_backend, tmp_path) as databases:
+        a, b = (ServiceProcess(Path(databases[name]["CHATSVC_DATA_DIR"]),
+                               {**env, **databases[name]}) for name in "ab")
+        try:
+            tokens = {name: a.add_user(name) for name in ("alice", "bob")}
+            with ThreadPoolExecutor(2) as starting:  # both start up at the same time
+                list(starting.map(ServiceProcess.start, (a, b)))
+            yield Replicas(a, b, tokens)
+            for replica in (a, b):
+                assert replica.crashes() == [], replica.log()
+        finally:
+            a.stop()
+            b.stop()
 
 
 def auth(service: ServiceProcess, name: str) -> dict[str, str]:

@@ -2,31 +2,21 @@
 
 A real `chatsvc serve` child embeds through the loopback Ollama
 (tests/reliability/ollama_server.py): killed with SIGKILL in the middle of a
-job and started again, the job resumes and every chunk gets its vector; with
-two workers on one SQLite file, the worker holding the job's lease is killed and
-another worker takes the job over once the lease lapsed; a document sent while
-Ollama is down waits (the job says why, /health counts what waits) and is
-embedded as soon as Ollama is back, with no CLI run.
+job and started again, the job resumes and every chunk gets its vector; a
+document sent while Ollama is down waits (the job says why, /health counts what
+waits) and is embedded as soon as Ollama is back, with no CLI run. Another
+process taking a killed one's job over: test_replica_processes.py.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 
 import httpx
 import pytest
 
 from chatsvc.testing import ServiceProcess, wait_for_job
-from tests.reliability._jobs import (
-    SMALL_CHUNKS,
-    document,
-    embedded_again,
-    job_row,
-    owner_pid,
-    started,
-)
+from tests.reliability._jobs import SMALL_CHUNKS, document, started
 from tests.reliability.ollama_server import OllamaServer
 
 SLOW_EMBED_SECONDS = 0.25  # per request (4 chunks): a 60-chunk job takes ~4 s
@@ -39,8 +29,9 @@ def ollama():
     server.stop()
 
 
-def _service(data_dir, ollama: OllamaServer, scripted, **env: str) -> ServiceProcess:
-    service = ServiceProcess(data_dir, {
+@pytest.fixture
+def child(tmp_path, ollama, scripted):
+    service = ServiceProcess(tmp_path / "data", {
         "CHATSVC_EMBEDDINGS": "ollama",
         "OLLAMA_URL": ollama.url,
         "LLM_BASE_URL": scripted.base_url,
@@ -48,26 +39,11 @@ def _service(data_dir, ollama: OllamaServer, scripted, **env: str) -> ServicePro
         "CHATSVC_EMBED_BREAKER_COOLDOWN": "0.2",
         "CHATSVC_EMBED_RETRIES": "0",
         "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
-        # A killed process's lease on its job lapses soon after.
+        # The killed process's lease on its job lapses soon after the restart.
         "CHATSVC_JOB_LEASE_SECONDS": "1",
         **SMALL_CHUNKS,
-        **env,
     })
     service.token = service.add_user("alice")
-    return service
-
-
-@pytest.fixture
-def child(tmp_path, ollama, scripted):
-    service = _service(tmp_path / "data", ollama, scripted)
-    yield service
-    service.stop()
-
-
-@pytest.fixture
-def workers(tmp_path, ollama, scripted):
-    service = _service(tmp_path / "data", ollama, scripted, CHATSVC_WORKERS="2",
-                       CHATSVC_INDEX_INTERVAL="0.5")
     yield service
     service.stop()
 
@@ -98,30 +74,6 @@ def test_a_job_killed_mid_way_resumes_after_a_restart(child, ollama):
             "done", created["chunks"], None)
         assert _waiting(child)["counts"]["knowledge"] == 0  # no chunk without a vector
         assert child.crashes() == []
-
-
-def test_a_worker_killed_mid_job_leaves_the_job_to_another_worker(workers, ollama):
-    ollama.mode = "slow"
-    with workers, _http(workers) as http:
-        user_id = http.get("/api/me").json()["id"]
-        created = http.post("/api/knowledge/documents", json=document(100)).json()
-        started(http, created["job_id"])
-        killed = owner_pid(job_row(workers, user_id, created["job_id"]))
-        assert killed in workers.pids()[1:]  # a worker, not the supervisor
-        os.kill(killed, signal.SIGKILL)  # uvicorn starts a new worker in its place
-        at_kill = job_row(workers, user_id, created["job_id"])
-        sent_before = len(ollama.inputs)
-        assert at_kill.status == "running" and 0 < at_kill.done < at_kill.total, at_kill
-        ollama.mode = "ok"
-        finished = wait_for_job(http, None, created["job_id"], timeout=60)
-        assert (finished["status"], finished["done"], finished["error"]) == (
-            "done", created["chunks"], None)
-        assert owner_pid(job_row(workers, user_id, created["job_id"])) != killed
-        assert _waiting(workers)["counts"]["knowledge"] == 0
-        assert embedded_again(workers, ollama, entry_id=created["id"],
-                              chunks=created["chunks"], saved=at_kill.done,
-                              sent_before=sent_before) == set()
-        assert workers.crashes() == []
 
 
 def test_writes_while_the_embedder_is_down_are_embedded_when_it_is_back(child, ollama):

@@ -1,7 +1,10 @@
 """Two `chatsvc serve` replicas on one PostgreSQL (issue 23 item 5), real processes
 with their own ports: what one indexes the other finds at once, and a job whose
 replica is killed (SIGKILL) in the middle is finished by the other, resuming from
-its saved progress with no chunk left without a vector and none embedded twice."""
+its saved progress with no chunk left without a vector and none embedded twice.
+The kill is also run with two processes on one SQLite file, the way `--workers`
+share it (uvicorn's own workers restart a killed one, which would blur who took
+the job over)."""
 
 from __future__ import annotations
 
@@ -59,6 +62,7 @@ def _kill_the_owner(replicas: Replicas, user_id: str, job_id: str
     return killed, survivor
 
 
+@pytest.mark.parametrize("two_replicas_backend", ["postgresql", "sqlite"])
 def test_a_replica_killed_mid_job_leaves_the_job_to_the_other(two_replicas, replicas_ollama):
     replicas_ollama.mode = "slow"
     with two_replicas.client(two_replicas.a) as on_a:
