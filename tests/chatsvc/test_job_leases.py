@@ -1,7 +1,7 @@
 """The indexer keeps the lease of the job it runs: a job that outlasts its lease many
 times over is never free for another process to claim while it runs (the real local
-embedder, a lease of 1 s, renewed every third of it); a runner whose lease was taken over stops at its first
-write and leaves the job to the taker."""
+embedder, a lease of 1 s, renewed every third of it); a runner whose lease was taken
+over stops at its first write and leaves the job to the taker."""
 
 import time
 
