@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import httpx
 
@@ -48,6 +48,7 @@ class HealthChecker:
             "vector_store": self._vector_store(),
             "embeddings": embeddings,
             "embeddings_waiting": await self._waiting(embeddings),
+            "jobs": await self._jobs(),
             "llm": await self._llm(),
         }
         self._cached = (time.monotonic(), result)
@@ -97,6 +98,18 @@ class HealthChecker:
             return Check(True, f"{detail} (being embedded)", counts=counts)
         return Check(False, f"{detail}; the embedding service is down", counts=counts,
                      fix="bring the embedding service back: the rows are embedded on their own")
+
+    async def _jobs(self) -> Check:
+        """The background job queue across every process on this database. A lapsed
+        lease (its process died) is not a failure: the next indexer pass anywhere
+        takes the job over."""
+        try:
+            depth = await in_thread(self.stores.jobs.depth)
+        except Exception as exc:  # the database check says what is wrong
+            return Check(True, f"not counted: {type(exc).__name__}")
+        counts = asdict(depth)
+        detail = ", ".join(f"{name} {n}" for name, n in counts.items())
+        return Check(True, detail, counts=counts)
 
     async def _llm(self) -> Check:
         base = self.settings.llm_base_url.rstrip("/")

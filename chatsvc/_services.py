@@ -61,10 +61,11 @@ class Services:
         llm = LLM(settings)  # the one upstream client: chat, extraction, knowledge tiers
         extractor = FactExtractor(settings, llm, fact_service, db=db, sheets=stores.fact_sheets,
                                   queue=stores.extraction)
-        indexer = Indexer(stores, embedder, interval=settings.index_interval_seconds)
+        indexer = Indexer(stores, embedder, interval=settings.index_interval_seconds,
+                          lease_seconds=settings.job_lease_seconds)
         knowledge = KnowledgeService(settings, stores.knowledge, embedder, llm, indexer)
         recall = RecallService(stores.messages, embedder, indexer)
-        uploads = Uploads(settings, knowledge, stores.jobs, indexer)
+        uploads = Uploads(settings, knowledge, indexer)
         sources = Sources(
             settings=settings, db=db, embedder=embedder, chats=stores.chats,
             fact_sheets=stores.fact_sheets, facts=stores.facts, memory=memory_service,

@@ -80,6 +80,9 @@ class Settings:
     embed_input_type: bool = False
     embed_priority: bool = True  # queries before bulk embedding (off: for benchmarks)
     index_interval_seconds: float = 10.0  # indexer passes: on writes and at least this often
+    # A claimed job's lease: renewed every third of it while the job runs; another
+    # worker or replica takes the job over this long after its process died.
+    job_lease_seconds: float = 30.0
 
     llm_base_url: str = MOONSHOT_BASE_URL
     llm_api_key: str | None = None
@@ -319,6 +322,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "embed_input_type": ("CHATSVC_EMBED_INPUT_TYPE", values.flag),
     "embed_priority": ("CHATSVC_EMBED_PRIORITY", values.flag),
     "index_interval_seconds": ("CHATSVC_INDEX_INTERVAL", values.positive_float),
+    "job_lease_seconds": ("CHATSVC_JOB_LEASE_SECONDS", values.positive_float),
     "embed_retries": ("CHATSVC_EMBED_RETRIES", values.count),
     "embed_retry_backoff_seconds": ("CHATSVC_EMBED_RETRY_BACKOFF", values.positive_float),
     "chat_embed_deadline_seconds": ("CHATSVC_CHAT_EMBED_DEADLINE", values.positive_float),

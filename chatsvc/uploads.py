@@ -36,11 +36,10 @@ class UploadOptions:
 
 
 class Uploads:
-    def __init__(self, settings: Settings, knowledge: KnowledgeService, jobs: JobStore,
+    def __init__(self, settings: Settings, knowledge: KnowledgeService,
                  indexer: Indexer) -> None:
         self.settings = settings
         self.knowledge = knowledge
-        self.jobs = jobs
         self.indexer = indexer
         indexer.ingest = self.ingest
 
@@ -56,16 +55,17 @@ class Uploads:
         return await self.indexer.enqueue(user_id, kind=UPLOAD, entry_id=saved.entry.id,
                                           payload=payload)
 
-    async def ingest(self, job: Job) -> str:
-        """The upload job's first half: extract and save; the entry's id."""
-        payload = await in_thread(self.jobs.payload, job.id)
+    async def ingest(self, job: Job, jobs: JobStore) -> str:
+        """The upload job's first half: extract and save; the entry's id. Progress goes
+        through `jobs`, the runner's lease-bound store."""
+        payload = await in_thread(jobs.payload, job.id)
         if payload is None:
             raise DocumentError("the uploaded file is gone; upload it again")
         options = json.loads(payload.options)
         source_id = options.pop("source_id")
         options = UploadOptions(**options)
         try:
-            doc = await in_thread(self._extract, job, payload)
+            doc = await in_thread(self._extract, job, payload, jobs)
         except DocumentError:
             if job.entry_id is not None:
                 await in_thread(self.knowledge.knowledge.delete, job.entry_id)
@@ -79,12 +79,11 @@ class Uploads:
             pinned=options.pinned, project_id=options.project_id)
         return saved.entry.id
 
-    def _extract(self, job: Job, payload: Payload) -> Extracted:
+    def _extract(self, job: Job, payload: Payload, jobs: JobStore) -> Extracted:
         kind = sniff(payload.data, payload.filename, payload.content_type)
         return extract(payload.data, kind, max_bytes=self.settings.upload_max_bytes,
                        max_pages=self.settings.upload_max_pages,
-                       progress=lambda done, total: self.jobs.progress(job.id, done,
-                                                                       total=total))
+                       progress=lambda done, total: jobs.progress(job.id, done, total=total))
 
 
 def _stem(filename: str) -> str:

@@ -39,7 +39,7 @@ from store.contract import (
     VectorStatus,
 )
 from store.facts import Fact, FactHit, Facts, InvalidFact
-from store.jobs import Job, Jobs, Payload
+from store.jobs import Job, Jobs, LeaseLost, Payload, QueueDepth
 from store.knowledge import ChunkIn, Entry, Hit, Knowledge
 from store.memory import Memories, Memory, MemorySnapshot
 from store.posts import Post, Posts
@@ -76,6 +76,7 @@ __all__ = [
     "Jobs",
     "Knowledge",
     "KnowledgeStore",
+    "LeaseLost",
     "Memories",
     "Memory",
     "MemorySnapshot",
@@ -90,6 +91,7 @@ __all__ = [
     "PostStore",
     "Posts",
     "QueryFailed",
+    "QueueDepth",
     "Reindexable",
     "SqliteDatabase",
     "StoreError",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from store.extraction import PendingMessage
     from store.fact_sheets import FactSheet, SheetInputs
     from store.facts import Fact, FactHit
-    from store.jobs import Job, Payload
+    from store.jobs import Job, Payload, QueueDepth
     from store.knowledge import ChunkIn, Entry, Hit, Saved
     from store.memory import Memory, MemorySnapshot
     from store.posts import Post
@@ -340,7 +340,13 @@ class JobStore(Protocol):
 
     def recent(self, user_id: str, *, limit: int) -> list[Job]: ...
 
-    def unfinished(self, *, limit: int = 100) -> list[Job]: ...
+    def bound(self, owner: str) -> JobStore: ...
+
+    def claim(self, owner: str, *, lease_seconds: float) -> Job | None: ...
+
+    def renew(self, job_id: str, owner: str, *, lease_seconds: float) -> bool: ...
+
+    def depth(self) -> QueueDepth: ...
 
     def start(self, job_id: str, *, total: int) -> Job: ...
 

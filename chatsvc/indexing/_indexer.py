@@ -1,13 +1,20 @@
 """The background indexer: queued jobs first, then every derived vector index.
 
-One pass runs the unfinished jobs (oldest first, resuming `running` ones whose
-process died) and then backfills every store in `chatsvc.reindex.REINDEXABLE`
-(facts, memory, knowledge and whatever registers there later), all through the
-bulk lane of the embedder so chat turns go first. A pass runs when something
-was written (`wake`), every `interval` seconds, and, while the embedder is down,
-every `RETRY_SECONDS` after a health check of it (cheap; jobs stay as they are).
-Across processes (`--workers`, replicas) one pass runs at a time: it holds the
-database's job lock, others skip theirs.
+One pass runs the unfinished jobs, oldest first, and then backfills every store
+in `chatsvc.reindex.REINDEXABLE` (facts, memory, knowledge, messages and whatever
+registers there later), all through the bulk lane of the embedder so chat turns
+go first. A pass runs when something was written (`wake`), every `interval`
+seconds, and, while the embedder is down, every `RETRY_SECONDS` after a health
+check of it (cheap; jobs stay as they are).
+
+Across processes (`--workers`, replicas) each job runs once: a pass claims one job
+at a time (a lease in its row, `lease_seconds`, renewed every third of that while
+it runs), so several processes work on different jobs; a job whose process died
+is claimed again once its lease ran out and resumes from its saved progress. The
+backfill is a periodic sweep with no row to lease: one process sweeps at a time
+under the database's job lock (an flock or advisory lock, which the OS or the
+server drops with a dead holder), others skip theirs; what it left undone is
+found again by the next sweep anywhere (rows still without a vector).
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 
@@ -26,14 +35,20 @@ from chatsvc.indexing._job import EmbedderDown, Ingest, Work, run_job
 from chatsvc.reindex import REINDEXABLE, backfill
 from store import DatabaseBusy, Job, Payload, VectorUnavailable
 from store.backend import Stores
-from store.clock import iso, utc_now
+from store.clock import iso, new_id, utc_now
 from store.contract import Reindexable
 
 log = logging.getLogger("chatsvc.indexing")
 
 RETRY_SECONDS = 2.0  # while the embedder is down (its breaker makes a retry cost µs)
 KEEP_FINISHED = timedelta(days=7)  # how long a client can still read a finished job
-LOCK = ("indexer", "all")
+LOCK = ("indexer", "backfill")
+
+
+def process_owner() -> str:
+    """This process's name on the job leases it holds: host and pid say where it ran
+    (logs, `chatsvc` operators), the random part keeps a reused pid apart."""
+    return f"{socket.gethostname()}:{os.getpid()}:{new_id()[:8]}"
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -45,10 +60,14 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 class Indexer:
     def __init__(self, stores: Stores, embedder: PriorityEmbedder, *, interval: float,
+                 lease_seconds: float = 30.0,
                  registry: dict[str, Callable[[Stores], Reindexable]] = REINDEXABLE) -> None:
         self.stores = stores
         self.embedder = embedder
         self.interval = interval
+        self.lease_seconds = lease_seconds
+        # Named in the process that runs the passes (a `--workers` child, not its parent).
+        self.owner = process_owner()
         self.registry = registry
         self._loop: asyncio.AbstractEventLoop | None = None
         self._event: asyncio.Event | None = None
@@ -86,17 +105,16 @@ class Indexer:
         """One pass over jobs and indexes; False when the embedder was down."""
         if self._down and not (await self.embedder.check())[0]:
             return False  # still down: the waiting jobs keep their state and reason
-        async with job_lock(self.stores.db, *LOCK, wait=False) as held:
-            if not held:
-                return True  # another process is indexing; it will see our rows too
-            try:
-                await self._jobs()
-                await self._backfill()
-            except EmbedderDown as exc:
-                if not self._down:
-                    log.warning("indexing waits for the embedding service: %s", exc)
-                self._down = True
-                return False
+        try:
+            await self._jobs()
+            async with job_lock(self.stores.db, *LOCK, wait=False) as held:
+                if held:  # else another process sweeps; it will see our rows too
+                    await self._backfill()
+        except EmbedderDown as exc:
+            if not self._down:
+                log.warning("indexing waits for the embedding service: %s", exc)
+            self._down = True
+            return False
         if self._down:
             log.info("embedding service back: indexing resumed")
         self._down = False
@@ -104,13 +122,31 @@ class Indexer:
 
     async def _jobs(self) -> None:
         await in_thread(self.stores.jobs.prune, finished_before=iso(utc_now() - KEEP_FINISHED))
-        # New jobs may arrive during a pass: loop until none is left.
-        while queued := await in_thread(self.stores.jobs.unfinished):
-            for job in queued:
-                finished = await run_job(job, Work(self.stores.jobs, self.stores.knowledge,
-                                                   self.embedder.embed_bulk, self.ingest))
-                log.info("indexing job %s: %s (%d/%d)", job.id, finished.status,
-                         finished.done, finished.total)
+        # New jobs may arrive during a pass: claim until none is left to claim.
+        work = Work(self.stores.jobs.bound(self.owner), self.stores.knowledge,
+                    self.embedder.embed_bulk, self.ingest)
+        while job := await in_thread(self.stores.jobs.claim, self.owner,
+                                     lease_seconds=self.lease_seconds):
+            async with running_in_background(self._renew(job)):
+                finished = await run_job(job, work)
+            log.info("indexing job %s: %s (%d/%d)", job.id, finished.status,
+                     finished.done, finished.total)
+
+    async def _renew(self, job: Job) -> None:
+        """Keep the job's lease while it runs; a renewal that fails (the lease ran out
+        and another process took the job) stops here, and the job's next write raises
+        LeaseLost in its runner."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                held = await in_thread(self.stores.jobs.renew, job.id, self.owner,
+                                       lease_seconds=self.lease_seconds)
+            except DatabaseBusy as exc:  # a later renewal may get through in time
+                log.warning("lease renewal of job %s put off: %s", job.id, exc)
+                continue
+            if not held:
+                log.warning("indexing job %s: lease lost to another process", job.id)
+                return
 
     async def _backfill(self) -> None:
         if not self.stores.db.vector_state.ok:

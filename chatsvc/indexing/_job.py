@@ -8,6 +8,8 @@ its stored file into the entry (`Work.ingest`, progress over PDF pages), then
 embeds like `index`. The embedder being down sends the job back to the queue
 with the reason (it resumes when the embedder is back); anything that will not
 get better by waiting ends it in `error`, a DocumentError with its own text.
+A runner whose lease ran out (LeaseLost: another process took the job over)
+stops at its next write and leaves the job to the taker.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, replace
 from chatsvc._errors import EmbeddingError, EmbeddingUnavailable
 from chatsvc._threads import in_thread
 from chatsvc.documents import DocumentError
-from store import Job, JobStore, KnowledgeStore, NotFound, VectorUnavailable
+from store import Job, JobStore, KnowledgeStore, LeaseLost, NotFound, VectorUnavailable
 
 log = logging.getLogger("chatsvc.indexing")
 
@@ -27,7 +29,8 @@ INDEX, REINDEX, UPLOAD = "index", "reindex", "upload"
 JOB_BATCH = 16  # chunks per progress step
 
 EmbedMany = Callable[[list[str]], Awaitable[list[list[float]]]]
-Ingest = Callable[[Job], Awaitable[str]]  # an upload job -> the id of its saved entry
+# An upload job and the jobs as its runner writes them -> the id of its saved entry.
+Ingest = Callable[[Job, JobStore], Awaitable[str]]
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ async def run_job(job: Job, work: Work) -> Job:
         return await in_thread(work.jobs.finish, job.id, error=f"unknown job kind {job.kind!r}")
     try:
         return await runner(job, work)
+    except LeaseLost as exc:
+        log.warning("indexing job %s left to its new owner: %s", job.id, exc)
+        return await in_thread(work.jobs.get, job.user_id, job.id)
     except EmbeddingUnavailable as exc:
         await in_thread(work.jobs.defer, job.id, f"waiting for the embedding service: {exc}")
         raise EmbedderDown(str(exc)) from None
@@ -101,7 +107,7 @@ async def _embed_entry(job: Job, work: Work) -> Job:
 async def _upload(job: Job, work: Work) -> Job:
     if work.ingest is None:
         raise RuntimeError("upload jobs need Work.ingest")
-    entry_id = await work.ingest(job)
+    entry_id = await work.ingest(job, work.jobs)
     # Chunks from the start: `done` counted pages so far.
     await in_thread(work.jobs.progress, job.id, 0)
     return await _embed_entry(replace(job, entry_id=entry_id, done=0), work)

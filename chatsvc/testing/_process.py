@@ -57,19 +57,22 @@ class ServiceProcess:
 
     @contextmanager
     def database(self) -> Iterator:
-        """The service's database file, opened here (beside the service, or after it)."""
-        from store import SqliteDatabase
+        """The service's database (its SQLite file, or CHATSVC_DATABASE_URL's), opened
+        here: beside the service, or after it."""
+        from store.backend import open_database
 
-        db = SqliteDatabase(self.settings.database_path, embed_model=self.settings.embed_model,
-                      embed_dim=self.settings.embed_dim,
-                      sqlite_vec_path=self.settings.sqlite_vec_path)
+        db = open_database(database_url=self.settings.database_url,
+                           sqlite_path=self.settings.database_path,
+                           embed_model=self.settings.embed_model,
+                           embed_dim=self.settings.embed_dim,
+                           sqlite_vec_path=self.settings.sqlite_vec_path)
         try:
             yield db
         finally:
             db.close()
 
     def add_user(self, name: str, *, admin: bool = False) -> str:
-        """A user created in the service's database file; returns its token."""
+        """A user created in the service's database; returns its token."""
         from store import Users
 
         with self.database() as db:

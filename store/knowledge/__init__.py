@@ -33,6 +33,11 @@ from store.knowledge._records import (
 from store.knowledge._search import Search
 
 _OF_ENTRY = "c.entry_id = $entry"
+# A chunk whose entry has an unfinished job is that job's to embed (store/jobs.py):
+# a backfill sweep on another worker or replica leaves it, so nothing is embedded
+# twice while the job runs, or while it waits for a lapsed lease to be taken over.
+_NO_OPEN_JOB = ("NOT EXISTS (SELECT 1 FROM jobs j WHERE j.entry_id = c.entry_id "
+                "AND j.status IN ('queued', 'running'))")
 
 
 class Knowledge(Entries, Pins, Search):
@@ -45,7 +50,8 @@ class Knowledge(Entries, Pins, Search):
         self._vectors = db.vectors(VECTORS, rescore=rescore)
 
     def unembedded(self, *, limit: int) -> list[EmbedJob]:
-        return self._vectors.unembedded(limit=limit)
+        """Chunks without a current vector that no unfinished job will embed."""
+        return self._vectors.unembedded(limit=limit, where=_NO_OPEN_JOB)
 
     def pending_count(self, entry_id: str | None = None) -> int:
         """Chunks (of one entry, or all) without a current vector."""

@@ -7,15 +7,18 @@ from chatsvc.embeddings import LocalEmbedder
 from store import ChunkIn
 
 
-def test_health_reports_five_checks(client, alice):
+def test_health_reports_six_checks(client, alice):
     response = client.get("/health", headers=alice[1])
     assert response.status_code == 200
     body = response.json()
     assert set(body["checks"]) == {"database", "vector_store", "embeddings",
-                                   "embeddings_waiting", "llm"}
+                                   "embeddings_waiting", "jobs", "llm"}
     assert body["checks"]["embeddings_waiting"] == {
         "ok": True, "detail": "nothing waits",
         "counts": {"facts": 0, "memory": 0, "knowledge": 0, "messages": 0}}
+    assert body["checks"]["jobs"] == {
+        "ok": True, "detail": "queued 0, running 0, expired 0",
+        "counts": {"queued": 0, "running": 0, "expired": 0}}
     assert body["checks"]["database"]["ok"] is True
     # The LLM is on a closed port in tests: degraded, not 5xx.
     assert body["checks"]["llm"]["ok"] is False
@@ -74,3 +77,15 @@ def test_waiting_rows_with_the_embedder_down_fail_the_check(settings, monkeypatc
         services.stores.db.close()
     assert not check.ok and check.counts == {"facts": 1, "memory": 0, "knowledge": 2, "messages": 0}
     assert check.detail.endswith("the embedding service is down") and check.fix
+
+
+def test_the_job_queue_counts_waiting_leased_and_lapsed_jobs(services):
+    user, _ = services.stores.users.add("alice")
+    jobs = services.stores.jobs  # no indexer runs here: nothing claims them but us
+    for _ in range(4):
+        jobs.create(user.id, kind="index")
+    jobs.claim("replica-a", lease_seconds=60)
+    jobs.claim("replica-b", lease_seconds=-1)  # its process died: the lease lapsed
+    check = anyio.run(lambda: services.health.checks(fresh=True))["jobs"]
+    assert check.as_json() == {"ok": True, "detail": "queued 2, running 1, expired 1",
+                               "counts": {"queued": 2, "running": 1, "expired": 1}}

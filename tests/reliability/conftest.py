@@ -3,19 +3,26 @@
 It talks to a misbehaving Ollama (tests/reliability/ollama_server.py) and to the
 scripted LLM upstream, both real loopback servers in this process whose
 behaviour each test switches. Every test checks the child's log for tracebacks.
+`two_workers` is one service with two workers on one SQLite file, `two_replicas`
+two services on one PostgreSQL database (or one SQLite file).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
 from httpx_sse import connect_sse
 
 from chatsvc.testing import ScriptedUpstream, ServiceProcess
+from tests._pg import drop_schema, new_schema
 from tests.chatsvc.chat.conftest import settings  # noqa: F401 (in-process tests)
 from tests.reliability.ollama_server import OllamaServer
 
@@ -82,6 +89,85 @@ def two_workers(tmp_path, ollama, scripted, two_workers_env):
     child.tokens = [child.add_user(f"user{i}") for i in range(6)]
     with child:
         yield child
+
+
+@dataclass
+class Replicas:
+    """Two `chatsvc serve` processes, each with its own port, on one database, as
+    behind a load balancer; `tokens` by user name."""
+
+    a: ServiceProcess
+    b: ServiceProcess
+    tokens: dict[str, str]
+
+    def client(self, replica: ServiceProcess, user: str = "alice") -> httpx.Client:
+        return httpx.Client(base_url=replica.url, timeout=30,
+                            headers={"Authorization": f"Bearer {self.tokens[user]}"})
+
+
+@pytest.fixture
+def replicas_ollama():
+    """The replicas' own loopback Ollama; its `slow` mode makes each request take
+    0.25 s, so that a job of a few dozen chunks takes seconds."""
+    server = OllamaServer(slow_seconds=0.25).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def two_replicas_env() -> dict[str, str]:
+    return {}
+
+
+@pytest.fixture
+def two_replicas_backend() -> str:
+    """"postgresql": a fresh schema of the session's server, each replica its own data
+    dir; "sqlite": one data dir, so one SQLite file (what `--workers` share)."""
+    return "postgresql"
+
+
+@contextlib.contextmanager
+def _replica_database(request, backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Each replica's data dir and database settings, per replica name."""
+    if backend == "sqlite":
+        yield {name: {"CHATSVC_DATA_DIR": str(tmp_path / "data")} for name in "ab"}
+        return
+    server = request.getfixturevalue("pg_server_url")
+    schema, url = new_schema(server)
+    try:
+        yield {name: {"CHATSVC_DATA_DIR": str(tmp_path / name / "data"),
+                      "CHATSVC_DATABASE_URL": url} for name in "ab"}
+    finally:
+        drop_schema(server, schema)
+
+
+@pytest.fixture
+def two_replicas(request, tmp_path, replicas_ollama, scripted, two_replicas_env,
+                 two_replicas_backend):
+    """`Replicas` with users alice and bob; a test module adds settings by overriding
+    the `two_replicas_env` fixture, and picks the database with `two_replicas_backend`.
+    Each replica's log is checked for tracebacks at the end."""
+    env = {
+        "CHATSVC_EMBEDDINGS": "ollama",
+        "OLLAMA_URL": replicas_ollama.url,
+        "LLM_BASE_URL": scripted.base_url,
+        "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+        "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
+        **two_replicas_env,
+    }
+    with _replica_database(request, two_replicas_backend, tmp_path) as databases:
+        a, b = (ServiceProcess(Path(databases[name]["CHATSVC_DATA_DIR"]),
+                               {**env, **databases[name]}) for name in "ab")
+        try:
+            tokens = {name: a.add_user(name) for name in ("alice", "bob")}
+            with ThreadPoolExecutor(2) as starting:  # both start up at the same time
+                list(starting.map(ServiceProcess.start, (a, b)))
+            yield Replicas(a, b, tokens)
+            for replica in (a, b):
+                assert replica.crashes() == [], replica.log()
+        finally:
+            a.stop()
+            b.stop()
 
 
 def auth(service: ServiceProcess, name: str) -> dict[str, str]:

@@ -4,7 +4,8 @@ A real `chatsvc serve` child embeds through the loopback Ollama
 (tests/reliability/ollama_server.py): killed with SIGKILL in the middle of a
 job and started again, the job resumes and every chunk gets its vector; a
 document sent while Ollama is down waits (the job says why, /health counts what
-waits) and is embedded as soon as Ollama is back, with no CLI run.
+waits) and is embedded as soon as Ollama is back, with no CLI run. Another
+process taking a killed one's job over: test_replica_processes.py.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 from chatsvc.testing import ServiceProcess, wait_for_job
+from tests.reliability._jobs import SMALL_CHUNKS, document, started
 from tests.reliability.ollama_server import OllamaServer
 
 SLOW_EMBED_SECONDS = 0.25  # per request (4 chunks): a 60-chunk job takes ~4 s
@@ -37,8 +39,9 @@ def child(tmp_path, ollama, scripted):
         "CHATSVC_EMBED_BREAKER_COOLDOWN": "0.2",
         "CHATSVC_EMBED_RETRIES": "0",
         "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
-        "CHATSVC_CHUNK_MAX_CHARS": "150",
-        "CHATSVC_CHUNK_OVERLAP_CHARS": "10",
+        # The killed process's lease on its job lapses soon after the restart.
+        "CHATSVC_JOB_LEASE_SECONDS": "1",
+        **SMALL_CHUNKS,
     })
     service.token = service.add_user("alice")
     yield service
@@ -50,12 +53,6 @@ def _http(service: ServiceProcess) -> httpx.Client:
                         headers={"Authorization": f"Bearer {service.token}"})
 
 
-def _document(paragraphs: int) -> dict:
-    return {"title": "Runbook", "content": "\n\n".join(
-        f"Step {i}: drain node {i}, roll the service, then watch queue {i}."
-        for i in range(paragraphs))}
-
-
 def _waiting(service: ServiceProcess) -> dict:
     signed_in = {"Authorization": f"Bearer {service.token}"}  # the details need a token
     return httpx.get(f"{service.url}/health", headers=signed_in).json()["checks"][
@@ -65,12 +62,8 @@ def _waiting(service: ServiceProcess) -> dict:
 def test_a_job_killed_mid_way_resumes_after_a_restart(child, ollama):
     ollama.mode = "slow"
     with child, _http(child) as http:
-        created = http.post("/api/knowledge/documents", json=_document(60)).json()
-        job_url = f"/api/knowledge/jobs/{created['job_id']}"
-        deadline = time.monotonic() + 30
-        while (job := http.get(job_url).json())["done"] == 0:
-            assert time.monotonic() < deadline, job
-            time.sleep(0.02)
+        created = http.post("/api/knowledge/documents", json=document(60)).json()
+        job = started(http, created["job_id"])
         child.process.kill()  # SIGKILL: no shutdown of any kind
         child.process.wait(10)
     assert job["status"] == "running" and 0 < job["done"] < job["total"], job
@@ -86,7 +79,7 @@ def test_a_job_killed_mid_way_resumes_after_a_restart(child, ollama):
 def test_writes_while_the_embedder_is_down_are_embedded_when_it_is_back(child, ollama):
     ollama.stop()
     with child, _http(child) as http:
-        created = http.post("/api/knowledge/documents", json=_document(5))
+        created = http.post("/api/knowledge/documents", json=document(5))
         assert created.status_code == 202, created.text
         assert http.post("/api/facts", json={"category": "core",
                                              "fact": "Alice runs the night shift"}

@@ -23,15 +23,15 @@ def test_a_job_goes_queued_running_done_with_progress(stores, people):
     job = stores.jobs.create(alice.id, kind="index", entry_id=saved.entry.id, total=3)
     assert (job.status, job.done, job.total, job.entry_id, job.error) == (
         "queued", 0, 3, saved.entry.id, None)
-    assert [j.id for j in stores.jobs.unfinished()] == [job.id]
+    assert stores.jobs.depth().queued == 1
     stores.jobs.start(job.id, total=3)
     stores.jobs.progress(job.id, 2)
     running = stores.jobs.get(alice.id, job.id)
     assert (running.status, running.done) == ("running", 2)
-    assert [j.id for j in stores.jobs.unfinished()] == [job.id]  # resumable after a crash
+    assert stores.jobs.claim("a", lease_seconds=30).id == job.id  # resumable after a crash
     done = stores.jobs.finish(job.id)
     assert (done.status, done.done, done.error) == ("done", 3, None)
-    assert stores.jobs.unfinished() == []
+    assert stores.jobs.claim("b", lease_seconds=30) is None
 
 
 def test_deferred_jobs_wait_with_a_reason_and_failed_ones_say_why(stores, people):
@@ -46,7 +46,8 @@ def test_deferred_jobs_wait_with_a_reason_and_failed_ones_say_why(stores, people
     assert stores.jobs.start(first.id, total=5).error is None
     failed = stores.jobs.finish(second.id, error="the entry was deleted")
     assert (failed.status, failed.error) == ("error", "the entry was deleted")
-    assert [j.id for j in stores.jobs.unfinished()] == [first.id]
+    assert stores.jobs.claim("a", lease_seconds=30).id == first.id
+    assert stores.jobs.claim("b", lease_seconds=30) is None
 
 
 def test_another_users_job_is_not_found(stores, people):
@@ -109,7 +110,7 @@ def test_prune_deletes_only_jobs_that_ended_before_the_cutoff(stores, people):
     stores.jobs.finish(failed.id, error="broken")
     assert stores.jobs.prune(finished_before="2000-01-01T00:00:00.000000Z") == 0
     assert stores.jobs.prune(finished_before="2999-01-01T00:00:00.000000Z") == 2
-    assert [j.id for j in stores.jobs.unfinished()] == [queued.id]
+    assert stores.jobs.claim("a", lease_seconds=30).id == queued.id
     with pytest.raises(NotFound):
         stores.jobs.get(alice.id, done.id)
 
