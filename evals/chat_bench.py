@@ -291,9 +291,11 @@ def markdown(result: dict) -> str:
         f"(populated in {result['populate']}).", "",
         "## Backend overhead per turn, ms", "",
         "overhead = handler took the request -> upstream call started, minus the query "
-        "embedding (`to_upstream` - `embed`, from the Server-Timing header). `search` = "
-        "facts KNN, memory recall, knowledge hybrid search and conversation recall (hybrid "
-        "search over the user's messages) run one after another (each also shown). "
+        "embedding (`to_upstream` - `embed`, from the Server-Timing header). "
+        "`save_question` = storing the question and reading the history (one worker-thread "
+        "hop; `history` is the read alone). `search` = facts KNN, memory recall, knowledge "
+        "hybrid search and conversation recall (hybrid search over the user's messages) run "
+        "one after another in one worker thread (each also shown). "
         "`loopback_ms` = client sent -> scripted upstream recorded the request "
         "(includes HTTP on both sides, auth, the embedding and the upstream's own parsing; "
         "client, app and upstream share one Python process). `rag` turns go back to back: "
