@@ -95,7 +95,7 @@ class Sources:
         another in one worker thread. Not side by side: on 2 cores the GIL and the other
         threads made each of four parallel searches 3-8x slower than alone; and each hop
         to a worker thread waits for one to wake up, a core to be free and the event
-        loop to take the answer back (evals/results/chat_bench.md)."""
+        loop to take the answer back (docs/chat.md, Benchmark)."""
         return await in_thread(self._searches, user_id, project_id, query, vector, snapshot,
                                clock)
 
