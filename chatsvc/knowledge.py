@@ -199,18 +199,19 @@ class KnowledgeService:
         )
         return SearchResult("keyword", reason, hits)
 
-    async def search_with_vector(
+    def search_with_vector(
         self, user_id: str, query: str, query_vector, *, limit: int = 5,
         source_type: str | None = None, exclude: frozenset[str] = frozenset(),
     ) -> list[Hit]:
         """Hybrid search for a chat turn that embedded the query already, leaving out the
         chunks of the entries in `exclude` (the prompt holds their full text already).
+        Blocking: the turn runs it in the worker thread of its other searches.
 
         Raises VectorUnavailable when the vector store cannot run (the chat falls back).
         """
         wanted = limit + (EXCLUDED_OVERFETCH if exclude else 0)
-        hits = await self._vector_search(user_id, query, query_vector, "hybrid", wanted,
-                                         source_type)
+        hits = self.knowledge.hybrid(query, query_vector, viewer_id=user_id,
+                                     source_type=source_type, limit=wanted)
         return [hit for hit in hits if hit.entry_id not in exclude][:limit]
 
     async def _vector_search(self, user_id, query, vector, mode, limit, source_type):

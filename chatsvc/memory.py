@@ -177,11 +177,21 @@ class MemoryService:
         `shown` is what the prompt already holds: a chat turn passes the baseline
         pinned in its conversation's snapshot, not the current one, so a memory saved
         since the snapshot was taken still reaches the next turn."""
-        settings = self.settings
         hits, reason = await self._recall(user_id, project_id, query_text, query_vector)
+        return self._semantic(hits, shown), reason
+
+    def recall_near(self, user_id: str, vector: Sequence[float], *, shown: Iterable[HasId],
+                    project_id: str | None) -> list[tuple[Memory, float]]:
+        """`recall` for a chat turn that embedded its query already, in the worker thread
+        it searches everything else from (degrading to no hits, logged, like `recall`)."""
+        return self._semantic(self._nearest(user_id, project_id, vector)[0], shown)
+
+    def _semantic(self, hits: list[tuple[Memory, float]], shown: Iterable[HasId]
+                  ) -> list[tuple[Memory, float]]:
+        settings = self.settings
         budget = Budget(settings.memory_semantic_max_items, settings.memory_semantic_max_tokens,
                         self._tokenizer)
-        return select_semantic(hits, shown, budget), reason
+        return select_semantic(hits, shown, budget)
 
     async def search(self, user_id: str, query: str, *, limit: int
                      ) -> tuple[list[tuple[Memory, float]], str | None]:
@@ -242,12 +252,18 @@ class MemoryService:
                 await self.embedder.embed_query(text))
         except EmbeddingError as exc:
             return _degraded(EMBEDDINGS_UNAVAILABLE, str(exc))
+        return await in_thread(self._nearest, user_id, project_id, vector)
+
+    def _nearest(self, user_id: str, project_id: str | None, vector: Sequence[float]
+                 ) -> tuple[list[tuple[Memory, float]], str | None]:
+        """(the store's KNN hits, None), or ([], degraded_reason) when it cannot run."""
+        db = self.store.db
         if len(vector) != db.embed_dim:
             return _degraded(DIMENSION_CONFLICT, f"query vector has {len(vector)} dimensions, "
                              f"the index {db.embed_dim}")
         try:
-            hits = await in_thread(self.store.recall, user_id, vector,
-                                   k=self.settings.memory_top_k, project_id=project_id)
+            hits = self.store.recall(user_id, vector, k=self.settings.memory_top_k,
+                                     project_id=project_id)
         except VectorUnavailable as exc:
             return _degraded(VECTOR_STORE_UNAVAILABLE, str(exc))
         return hits, None

@@ -55,12 +55,12 @@ class RecallService:
         hits = await in_thread(self.index.keyword, query, bounds, limit=limit)
         return Found("keyword", reason, hits)
 
-    async def excerpts(self, user_id: str, query: str, vector: Sequence[float], *,
-                       limit: int) -> list[MessageHit]:
-        """Hybrid search for a chat turn that embedded its query already; each ranking is
-        cut at 2 x limit (not 50): the turn waits for it, and shows 5 at most."""
-        return await in_thread(self.index.hybrid, query, vector, Bounds(user_id), limit=limit,
-                               pool=limit * 2)
+    def excerpts(self, user_id: str, query: str, vector: Sequence[float], *,
+                 limit: int) -> list[MessageHit]:
+        """Hybrid search for a chat turn that embedded its query already (blocking: the
+        turn runs it in the worker thread of its other searches); each ranking is cut at
+        2 x limit (not 50): the turn waits for it, and shows 5 at most."""
+        return self.index.hybrid(query, vector, Bounds(user_id), limit=limit, pool=limit * 2)
 
     # -- indexing --------------------------------------------------------------------
 

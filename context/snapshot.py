@@ -14,8 +14,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from context.layers import ConversationSummary, Doc, MemoryItem, SheetFact
+
+PARSED_SNAPSHOTS = 256  # conversations with turns in flight in one process, about
 
 
 def _version(items: Sequence[object]) -> str:
@@ -71,12 +74,19 @@ class Snapshot:
         )
 
 
+@lru_cache(maxsize=PARSED_SNAPSHOTS)
+def _parsed(stored: str) -> Snapshot:
+    """Every turn of a conversation pins the same JSON: parse it once (a Snapshot is
+    frozen, so turns can share it)."""
+    return Snapshot.from_json(stored)
+
+
 def pinned(stored: str | None, now: datetime, ttl_seconds: float) -> Snapshot | None:
     """The stored snapshot if it is still fresh, else None (take a new one)."""
     if not stored:
         return None
     try:
-        snapshot = Snapshot.from_json(stored)
+        snapshot = _parsed(stored)
     except (ValueError, KeyError, TypeError):
         return None  # an older or damaged format: take a new one
     return snapshot if snapshot.is_fresh(now, ttl_seconds) else None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import statistics
 import tempfile
@@ -291,9 +292,11 @@ def markdown(result: dict) -> str:
         f"(populated in {result['populate']}).", "",
         "## Backend overhead per turn, ms", "",
         "overhead = handler took the request -> upstream call started, minus the query "
-        "embedding (`to_upstream` - `embed`, from the Server-Timing header). `search` = "
-        "facts KNN, memory recall, knowledge hybrid search and conversation recall (hybrid "
-        "search over the user's messages) run one after another (each also shown). "
+        "embedding (`to_upstream` - `embed`, from the Server-Timing header). "
+        "`save_question` = storing the question and reading the history (one worker-thread "
+        "hop; `history` is the read alone). `search` = facts KNN, memory recall, knowledge "
+        "hybrid search and conversation recall (hybrid search over the user's messages) run "
+        "one after another in one worker thread (each also shown). "
         "`loopback_ms` = client sent -> scripted upstream recorded the request "
         "(includes HTTP on both sides, auth, the embedding and the upstream's own parsing; "
         "client, app and upstream share one Python process). `rag` turns go back to back: "
@@ -344,10 +347,10 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--relay-chunks", type=int, default=2000)
     args = parser.parse_args()
+    machine, stamp = describe(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     result = run(args)
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    result["note"] = (f"{describe()}, {stamp}; real app over loopback HTTP, "
-                      "scripted upstream, local embedder.")
+    result["note"] = (f"{machine}, {os.getloadavg()[0]:.1f} at the end, {stamp}; real app "
+                      "over loopback HTTP, scripted upstream, local embedder.")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "chat_bench.json").write_text(json.dumps(result, indent=2) + "\n")
     (RESULTS / "chat_bench.md").write_text(markdown(result))

@@ -3,7 +3,7 @@
 `Sources` is the narrow interface between the chat and the domain stores and
 services: exactly what a turn reads, nothing else. Nothing here is ever made up:
 a source with nothing to say gives an empty layer. Store calls run in worker
-threads.
+threads; the per-message searches all in one.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
+from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.embeddings import Embedder
 from chatsvc.fact_sheet import context_facts
 from chatsvc.knowledge import KnowledgeService
@@ -21,11 +22,13 @@ from chatsvc.recall import RecallService
 from context import (
     ConversationSummary,
     Doc,
+    Dynamic,
     Excerpt,
     FactHit,
     MemoryItem,
     Post,
     SheetFact,
+    Snapshot,
     Snippet,
 )
 from store import ChatStore, Database, FactSheetStore, FactStore, PostStore
@@ -82,41 +85,64 @@ class Sources:
         )
         return [ConversationSummary(c.id, c.title, c.created_at) for c in earlier]
 
-    # -- per-message layers (one query embedding) -------------------------------------
+    # -- per-message layers (one query embedding, one worker thread) -------------------
 
-    async def related_facts(self, user_id: str, vector: list[float]) -> list[FactHit]:
+    async def searches(
+        self, user_id: str, project_id: str | None, query: str, vector: list[float],
+        snapshot: Snapshot, clock: Stopwatch,
+    ) -> Dynamic:
+        """The per-message layers: the four searches, each timed by `clock`, one after
+        another in one worker thread. Not side by side: on 2 cores the GIL and the other
+        threads made each of four parallel searches 3-8x slower than alone; and each hop
+        to a worker thread waits for one to wake up, a core to be free and the event
+        loop to take the answer back (docs/chat.md, Benchmark)."""
+        return await in_thread(self._searches, user_id, project_id, query, vector, snapshot,
+                               clock)
+
+    def _searches(
+        self, user_id: str, project_id: str | None, query: str, vector: list[float],
+        snapshot: Snapshot, clock: Stopwatch,
+    ) -> Dynamic:
+        with clock("facts"):
+            facts = self.related_facts(user_id, vector)
+        with clock("memory"):
+            memories = self.semantic_memory(user_id, project_id, vector, snapshot.memory)
+        with clock("knowledge"):
+            snippets = self.knowledge_snippets(user_id, query, vector, snapshot.docs)
+        with clock("recall"):
+            excerpts = self.earlier_messages(user_id, query, vector)
+        return Dynamic(facts=tuple(facts), memories=tuple(memories), snippets=tuple(snippets),
+                       excerpts=tuple(excerpts))
+
+    def related_facts(self, user_id: str, vector: list[float]) -> list[FactHit]:
         """The user's nearest live facts (KNN in the user's partition)."""
-        hits = await in_thread(self.facts.search_by_vector, user_id, vector, limit=RELATED_FACTS)
+        hits = self.facts.search_by_vector(user_id, vector, limit=RELATED_FACTS)
         return [FactHit(h.fact.id, h.fact.category, h.fact.fact, h.distance,
                         h.fact.last_extracted_at) for h in hits]
 
-    async def semantic_memory(
+    def semantic_memory(
         self, user_id: str, project_id: str | None, vector: list[float],
         shown: Sequence[MemoryItem],
     ) -> list[MemoryItem]:
         """Recalled memories not in `shown` (the baseline the prompt holds), nearest first."""
-        hits, _ = await self.memory.recall(
-            user_id, project_id=project_id, query_vector=vector, shown=shown
-        )
+        hits = self.memory.recall_near(user_id, vector, shown=shown, project_id=project_id)
         return [MemoryItem(m.id, m.type, m.content, distance) for m, distance in hits]
 
-    async def knowledge_snippets(
+    def knowledge_snippets(
         self, user_id: str, query: str, vector: list[float], shown: Sequence[Doc]
     ) -> list[Snippet]:
         """Hybrid (BM25 + vector, RRF) knowledge search with the turn's query vector; no
         chunk of a document `shown` whole (the pinned prefix holds it), but chunks of
         the ones shown shortened, and of any pinned since."""
         whole = frozenset(d.id for d in shown if d.tier == "full")
-        hits = await self.knowledge.search_with_vector(
+        hits = self.knowledge.search_with_vector(
             user_id, query, vector, limit=KNOWLEDGE_SNIPPETS, exclude=whole
         )
         return [Snippet(h.chunk_id, h.title, h.text, h.score) for h in hits]
 
-    async def earlier_messages(
-        self, user_id: str, query: str, vector: list[float]
-    ) -> list[Excerpt]:
+    def earlier_messages(self, user_id: str, query: str, vector: list[float]) -> list[Excerpt]:
         """The user's stored messages (any conversation) that best match the query."""
-        hits = await self.recall.excerpts(user_id, query, vector, limit=EARLIER_MESSAGES)
+        hits = self.recall.excerpts(user_id, query, vector, limit=EARLIER_MESSAGES)
         return [Excerpt(h.message_id, h.conversation_id, speaker(h.role, h.name), h.content,
                         h.created_at, h.score) for h in hits]
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -22,6 +21,7 @@ from chatsvc import metrics
 from chatsvc._errors import EmbeddingError, VectorUnavailable
 from chatsvc._threads import in_thread_shielded
 from chatsvc.chat._gather import Sources
+from chatsvc.chat._stopwatch import Stopwatch
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
 from context.tokens import get_tokenizer
 from store import User
@@ -39,25 +39,6 @@ class Prepared:
     degraded_reason: str | None
     sources: list[dict]
     timings: dict[str, float] = field(default_factory=dict)  # seconds
-
-
-class Stopwatch:
-    """`with clock("name"):` adds the block's seconds to timings["name"]."""
-
-    def __init__(self, timings: dict[str, float]) -> None:
-        self.timings = timings
-
-    @contextmanager
-    def __call__(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[name] = time.perf_counter() - started
-
-    async def timed(self, name: str, awaitable):
-        with self(name):
-            return await awaitable
 
 
 def user_today(timezone: str, now: datetime) -> date:
@@ -161,16 +142,8 @@ async def dynamic_layers(
         with clock("embed"):
             vector = await embed_query(sources, query)
         with clock("search"):
-            # One after another, not side by side: on 2 cores the GIL and the other
-            # threads made each of four parallel searches 3-8x slower than alone, for
-            # about the same total (evals/results/chat_bench.md).
-            facts = await clock.timed("facts", sources.related_facts(user.id, vector))
-            memories = await clock.timed("memory", sources.semantic_memory(
-                user.id, project_id, vector, snapshot.memory))
-            snippets = await clock.timed("knowledge", sources.knowledge_snippets(
-                user.id, query, vector, snapshot.docs))
-            excerpts = await clock.timed("recall", sources.earlier_messages(
-                user.id, query, vector))
+            dynamic = await sources.searches(user.id, project_id, query, vector, snapshot,
+                                             clock)
     except EmbeddingError as exc:
         return await _fallback(sources, "embeddings", f"embeddings unavailable: {exc}")
     except VectorUnavailable as exc:
@@ -180,8 +153,6 @@ async def dynamic_layers(
         log.exception("semantic search failed")
         return await _fallback(sources, "search",
                                f"semantic search failed: {type(exc).__name__}")
-    dynamic = Dynamic(facts=tuple(facts), memories=tuple(memories), snippets=tuple(snippets),
-                      excerpts=tuple(excerpts))
     return dynamic, None, _rag_sources(dynamic)
 
 

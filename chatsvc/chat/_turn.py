@@ -26,12 +26,14 @@ from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import Outcome, Relay
+from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
 from chatsvc.llm import LLM
 from context import Message
 from store import (
     AssistantReply,
     ChatMessage,
+    ChatStore,
     Conversation,
     DatabaseBusy,
     NotFound,
@@ -72,6 +74,20 @@ def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
     return history
 
 
+def _start(chats: ChatStore, clock: Stopwatch, user_id: str, message: str, **options
+           ) -> tuple[Conversation, ChatMessage, list[ChatMessage] | None]:
+    """Store the question and read the conversation's messages in one worker-thread
+    hop (under load each hop waits for a core, there and back). Messages None: the
+    read failed, and `Turn.prepare` reads again, where a turn's failures are handled
+    (the route reports them and frees the conversation the question claimed)."""
+    conversation, question = chats.start_turn(user_id, message, **options)
+    try:
+        with clock("history"):
+            return conversation, question, chats.messages(user_id, conversation.id)
+    except Exception:
+        return conversation, question, None
+
+
 def _from_wire(entry: dict) -> Message:
     return Message(entry["role"], entry["content"], tool_calls=tuple(entry.get("tool_calls", ())),
                    tool_call_id=entry.get("tool_call_id", ""))
@@ -85,6 +101,7 @@ class Turn:
     conversation: Conversation
     question: ChatMessage
     reply_id: str
+    stored: list[ChatMessage] | None  # the conversation's messages, the question included
     prepared: Prepared | None = None
     relay: Relay | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -105,25 +122,27 @@ class Turn:
         conversation_id: str | None, project_id: str | None, name: str | None = None,
         tools: ToolRunner | None = None,
     ) -> Turn:
-        """Persist the user's message first: whatever fails later, it is not lost."""
-        received = started = time.perf_counter()
-        conversation, question = await in_thread_shielded(
-            sources.chats.start_turn, user.id, message,
-            conversation_id=conversation_id, project_id=project_id, name=name,
-            hold_seconds=hold_seconds(sources.settings),
-        )
-        turn = cls(sources, llm, user, conversation, question, new_id(), received_at=received,
-                   tools=tools)
-        turn.timings["save_question"] = time.perf_counter() - started
-        return turn
+        """Persist the user's message first: whatever fails later, it is not lost.
+        `save_question` times the whole hop, which reads the history (`history`) too."""
+        received = time.perf_counter()
+        timings: dict[str, float] = {}
+        clock = Stopwatch(timings)
+        with clock("save_question"):
+            conversation, question, stored = await in_thread_shielded(
+                _start, sources.chats, clock, user.id, message,
+                conversation_id=conversation_id, project_id=project_id, name=name,
+                hold_seconds=hold_seconds(sources.settings),
+            )
+        return cls(sources, llm, user, conversation, question, new_id(), stored,
+                   timings=timings, received_at=received, tools=tools)
 
     async def prepare(self) -> Prepared:
-        started = time.perf_counter()
-        stored = await in_thread(self.sources.chats.messages, self.user.id, self.conversation.id)
-        self.timings["history"] = time.perf_counter() - started
+        if self.stored is None:
+            self.stored = await in_thread(self.sources.chats.messages, self.user.id,
+                                          self.conversation.id)
         self.prepared = await prepare(
             self.sources, self.user, conversation=self.conversation,
-            history=history_of(stored, self.question.id), current=self.question.content,
+            history=history_of(self.stored, self.question.id), current=self.question.content,
             project_id=self.conversation.project_id,
         )
         settings = self.sources.settings

@@ -69,7 +69,7 @@ class Snapshot:
             rows = np.flatnonzero(mask)
             floats = floats[rows]
         # vecdot, not `@`: BLAS's threads cost 10x on a busy box for this matrix-vector product.
-        distance = 1.0 - np.vecdot(floats.astype(np.float32, copy=False), query)
+        distance = 1.0 - np.vecdot(_float32(floats), query)
         if k < len(rows):
             # Same answer as sorting everything: keep every row tied with the k-th.
             near = np.flatnonzero(distance <= np.partition(distance, k - 1)[k - 1])
@@ -193,6 +193,15 @@ def _hamming(columns: np.ndarray, query_words: np.ndarray) -> np.ndarray:
     for column, word in zip(columns, query_words, strict=True):
         total += np.bitwise_count(column ^ word)
     return total
+
+
+def _float32(x: np.ndarray) -> np.ndarray:
+    """`x` as float32. From float16 by way of float64: the same values (float64 holds
+    every float16 exactly), in about half the time of numpy's direct cast, which has no
+    SIMD path on the x86 box (0.6 vs 1.0 ms for a rescore of 450 x 384)."""
+    if x.dtype == np.float16:
+        return x.astype(np.float64).astype(np.float32)
+    return x.astype(np.float32, copy=False)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

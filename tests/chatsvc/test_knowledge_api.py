@@ -175,7 +175,7 @@ def test_chat_hook_searches_with_a_precomputed_query_vector(services, alice):
         await services.knowledge.index(owner_id=user.id, title="Rota", source_type="document",
                                        content="The on-call rota hands over on Mondays.")
         vector = await services.embedder.embed_query("when is the on-call handover")
-        return await services.knowledge.search_with_vector(user.id, "on-call handover", vector)
+        return services.knowledge.search_with_vector(user.id, "on-call handover", vector)
 
     import anyio
 

@@ -210,3 +210,10 @@ def test_partitions_drop_the_least_recently_used():
         assert snapshot.search(np.asarray(_vec(rng)), k=1, rescore=None)[0][0] == f"{key}-row"
         assert hashes == {f"{key}-row": "h"}
     assert loads == ["a", "b", "c", "b"]
+
+
+def test_float16_rows_score_as_float32_with_the_values_of_a_direct_cast():
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    finite = every[np.isfinite(every)]
+    assert np.array_equal(_vecindex._float32(finite).view(np.uint32),
+                          finite.astype(np.float32).view(np.uint32))
