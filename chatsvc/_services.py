@@ -72,7 +72,7 @@ class Services:
             fact_sheets=stores.fact_sheets, facts=stores.facts, memory=memory_service,
             knowledge=knowledge, posts=stores.posts, recall=recall,
         )
-        warmup = Warmup(settings, sources, stores.chats)
+        warmup = Warmup(settings, sources, stores.chats, llm)
         return cls(
             settings=settings, stores=stores, embedder=embedder, llm=llm,
             health=HealthChecker(settings, stores, embedder, warmup), fact_service=fact_service,

@@ -4,7 +4,8 @@ Without it the first turn after a start pays for the tokenizer, the embedding mo
 and every in-memory index it searches (0.5-1.8 s against ~30 ms for the second,
 issue 23). The warm-up runs the turn's own read path (`Sources`: the same store
 entry points a turn calls, so however an index loads or refreshes, it is loaded the
-same way) for the shared knowledge index and for the users active lately. It never
+same way) for the shared knowledge index and for the users active lately, and opens
+the upstream LLM client's first connection (openai's first request costs ~0.5 s). It never
 blocks start-up or `/health`, and a step that fails is reported there, never raised:
 the turn that needs it loads it (or falls back) as it would without a warm-up.
 """
@@ -22,6 +23,7 @@ from chatsvc._health import Check
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
 from chatsvc.chat import Sources
+from chatsvc.llm import LLM
 from context.tokens import get_tokenizer
 from store import ChatStore
 from store.clock import utc_now
@@ -29,18 +31,24 @@ from store.clock import utc_now
 log = logging.getLogger("chatsvc.warmup")
 
 WARM_QUERY = "warm-up"
+# An upstream that does not answer (a host that drops packets) holds `warm` this long at
+# most, not LLM_TIMEOUT.
+LLM_CONNECT_SECONDS = 5.0
 
 
 class Warmup:
     """One warm-up run at a time (`run`), and what it has done so far (`check`)."""
 
-    def __init__(self, settings: Settings, sources: Sources, chats: ChatStore) -> None:
+    def __init__(self, settings: Settings, sources: Sources, chats: ChatStore, llm: LLM
+                 ) -> None:
         self.settings = settings
         self.sources = sources
         self.chats = chats
+        self.llm = llm
         self.state = "idle"  # idle (not started) -> warming -> warm (ended)
         self.done: list[str] = []
         self.failed: dict[str, str] = {}
+        self.unreached = ""  # why the upstream did not answer: its own check reports it
         self.users = 0
         self.seconds = 0.0
 
@@ -51,7 +59,7 @@ class Warmup:
     async def run(self) -> None:
         """Every step in turn; a failed step is recorded and the next one runs."""
         started = time.perf_counter()
-        self.state, self.done, self.failed, self.users = "warming", [], {}, 0
+        self.state, self.done, self.failed, self.users, self.unreached = "warming", [], {}, 0, ""
         tokenizer = get_tokenizer(self.settings.tokenizer)
         await self._step("tokenizer", in_thread(tokenizer.count, WARM_QUERY))
         vector = await self._step("embeddings", self._embed())
@@ -64,6 +72,7 @@ class Warmup:
             await self._step("recent users", self._users(vector))
         else:
             self.failed["indexes"] = f"vector store unavailable: {state.detail}"
+        await self._connect()
         self.seconds = time.perf_counter() - started
         self.state = "warm"
         log.info("%s", self.check().detail)
@@ -77,6 +86,17 @@ class Warmup:
             return None
         self.done.append(name)
         return result
+
+    async def _connect(self) -> None:
+        """The upstream client and its first connection; an upstream that does not answer
+        fails `/health`'s `llm` check, not this one."""
+        try:
+            with anyio.fail_after(LLM_CONNECT_SECONDS):
+                await self.llm.connect()
+        except Exception as exc:  # the first turn connects (or reports) by itself
+            self.unreached = type(exc).__name__
+            return
+        self.done.append("llm connection")
 
     async def _embed(self) -> list[float]:
         """The query embedding a turn would make (the local model loads here), within the
@@ -109,6 +129,8 @@ class Warmup:
         if self.state == "warming":
             return Check(True, f"warming up (loaded: {loaded})")
         detail = f"warm-up ended in {self.seconds:.2f} s (loaded: {loaded}; {self.users} users)"
+        if self.unreached:
+            detail += f"; the LLM upstream did not answer ({self.unreached})"
         if not self.failed:
             return Check(True, detail)
         failed = "; ".join(f"{name}: {why}" for name, why in self.failed.items())

@@ -32,8 +32,10 @@ def test_health_says_warm_once_the_active_users_indexes_are_loaded(services, mak
         body = wait_warm(client, headers)
         anonymous = client.get("/health").json()
     assert body["checks"]["warm"]["ok"] is True
-    assert "(loaded: tokenizer, embeddings, knowledge, recent users; 1 users)" in (
-        body["checks"]["warm"]["detail"])
+    detail = body["checks"]["warm"]["detail"]
+    assert "(loaded: tokenizer, embeddings, knowledge, recent users; 1 users)" in detail
+    # The LLM is on a closed port in tests: its own check fails, this one says so only.
+    assert detail.endswith("; the LLM upstream did not answer (APIConnectionError)")
     # Nothing in it is private: a load balancer sees when the service is warm.
     assert anonymous["warm"] is True and anonymous["checks"]["warm"] == {"ok": True}
 
@@ -49,7 +51,21 @@ def test_the_warm_up_stops_at_warmup_users(settings, local_embedder, monkeypatch
             warm = wait_warm(client, {"Authorization": f"Bearer {token}"})["checks"]["warm"]
     finally:
         services.stores.db.close()
-    assert warm["detail"].endswith("; 1 users)")
+    assert "; 1 users)" in warm["detail"]
+
+
+def test_the_warm_up_opens_the_llm_connection_without_asking_for_a_completion(
+        upstream, local_embedder, monkeypatch):
+    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
+    services = Services.open(Settings.from_env(), embedder=local_embedder)
+    try:
+        with TestClient(create_app(services=services)) as client:
+            detail = wait_warm(client)
+    finally:
+        services.stores.db.close()
+    assert services.warmup.check().detail.endswith("recent users, llm connection; 0 users)")
+    assert detail["checks"]["warm"] == {"ok": True}
+    assert upstream.requests == []  # GET /models only: no completion, nothing billed
 
 
 def test_a_warm_up_step_that_fails_is_reported_and_the_service_runs_on(embedder_down):
