@@ -144,12 +144,11 @@ def run(variant: str, code: Path, template: Path, work: Path, upstream: Scripted
     result = {"variant": variant, "health_s": time.monotonic() - started}
     try:
         if variant != "after-now":
-            while not child.health()["warm"]:
+            while (health := child.health()) is None or not health["warm"]:
                 time.sleep(0.02)
         result["warm_s"] = time.monotonic() - started
         upstream.script(*[Reply(chunks=["It ", "is ", "noted."]) for _ in QUESTIONS])
         result["turns"] = [turn(child.url, token, q, upstream) for q in QUESTIONS]
-        result["warm_detail"] = child.health().get("checks", {}).get("warm")
     finally:
         child.stop()
     result["crashes"] = child.crashes()
@@ -223,7 +222,8 @@ def markdown(result: dict) -> str:
         f"before {probe['before']:.2f} s (imports chatsvc), after {probe['after']:.2f} s "
         "(scripts/ollama_probe.py).",
         "",
-        f"Preparing the database took {result['prepare_s']:.0f} s.",
+        f"Preparing the database took {result['prepare_s']:.0f} s." if result["prepare_s"]
+        else "The database was prepared by an earlier run (reused from --work).",
     ]
     return "\n".join(lines) + "\n"
 
