@@ -15,7 +15,7 @@ from chatsvc._auth import auth_middleware
 from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
-from chatsvc._threads import in_thread
+from chatsvc._threads import in_thread, running_in_background
 from chatsvc.extraction import schedule
 from chatsvc.routes import DEPENDENCIES, ROUTERS
 from store import ChatStore
@@ -51,6 +51,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                 schedule(app.state.services.extractor, settings.extract_interval_seconds),
                 app.state.services.indexer.running(),
                 tools.http_endpoint() as app.state.mcp,
+                # Last: at shutdown it stops first, before what it reads is closed.
+                running_in_background(app.state.services.warmup.run()),
             ):
                 yield
         finally:

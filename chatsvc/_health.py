@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -13,6 +14,9 @@ from chatsvc.embeddings import Embedder
 from chatsvc.reindex import REINDEXABLE
 from store import VectorUnavailable
 from store.backend import Stores
+
+if TYPE_CHECKING:  # chatsvc.warmup builds its report with this module's Check
+    from chatsvc.warmup import Warmup
 
 LLM_PROBE_TIMEOUT = 3.0
 
@@ -30,8 +34,10 @@ class Check:
 
 
 class HealthChecker:
-    def __init__(self, settings: Settings, stores: Stores, embedder: Embedder) -> None:
+    def __init__(self, settings: Settings, stores: Stores, embedder: Embedder,
+                 warmup: Warmup) -> None:
         self.settings = settings
+        self.warmup = warmup
         self.stores = stores
         self.db = stores.db
         self.embedder = embedder
@@ -55,11 +61,13 @@ class HealthChecker:
         return result
 
     async def report(self, *, details: bool) -> dict:
-        """The checks; their `detail` (hosts, URLs, models) only when `details`."""
-        checks = await self.checks()
+        """The checks; their `detail` (hosts, URLs, models) only when `details`. The
+        start-up warm-up's state is this process's own, never cached: `warm` says
+        whether it has ended, its check whether a step of it failed."""
+        checks = {**await self.checks(), "warm": self.warmup.check()}
         status = "ok" if all(c.ok for c in checks.values()) else "degraded"
         shown = {k: c.as_json() if details else {"ok": c.ok} for k, c in checks.items()}
-        return {"status": status, "checks": shown}
+        return {"status": status, "warm": self.warmup.warm, "checks": shown}
 
     async def _database(self) -> Check:
         try:

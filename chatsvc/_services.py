@@ -22,6 +22,7 @@ from chatsvc.llm import LLM
 from chatsvc.memory import MemoryService
 from chatsvc.recall import RecallService
 from chatsvc.uploads import Uploads
+from chatsvc.warmup import Warmup
 from store.backend import Stores, open_database, stores_for
 
 
@@ -41,6 +42,7 @@ class Services:
     slots: StreamSlots  # chat turns each user runs in this process
     indexer: Indexer  # background jobs and backfill; services call `indexer.wake()`
     uploads: Uploads  # uploaded files: stored by the request, turned into entries by jobs
+    warmup: Warmup  # loads what the first turn reads, at start-up (the app runs it)
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -71,12 +73,13 @@ class Services:
             fact_sheets=stores.fact_sheets, facts=stores.facts, memory=memory_service,
             knowledge=knowledge, posts=stores.posts, recall=recall,
         )
+        warmup = Warmup(settings, sources, stores.chats, llm)
         return cls(
             settings=settings, stores=stores, embedder=embedder, llm=llm,
-            health=HealthChecker(settings, stores, embedder), fact_service=fact_service,
+            health=HealthChecker(settings, stores, embedder, warmup), fact_service=fact_service,
             memory_service=memory_service, knowledge=knowledge, extractor=extractor,
             recall=recall, sources=sources, slots=StreamSlots(settings.max_streams_per_user),
-            indexer=indexer, uploads=uploads,
+            indexer=indexer, uploads=uploads, warmup=warmup,
         )
 
     async def aclose(self) -> None:

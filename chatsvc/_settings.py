@@ -53,6 +53,10 @@ class Settings:
     header_timeout_seconds: float = 10.0  # to send a request's head, or idle between requests
     max_message_chars: int = 32_000
     health_cache_seconds: float = 5.0
+    # Start-up warm-up (chatsvc.warmup): the per-user indexes of at most this many users
+    # with a turn in the last warmup_days. 20: the per-user index caches keep 32 users.
+    warmup_users: int = 20
+    warmup_days: float = 7.0
     # A token Prometheus can scrape GET /metrics with (admins' tokens work too).
     metrics_token: str | None = field(default=None, repr=False)
     # "auto": start the bundled local LLM / embedder when nothing better is configured.
@@ -305,6 +309,8 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "header_timeout_seconds": ("CHATSVC_HEADER_TIMEOUT", values.positive_float),
     "max_message_chars": ("CHATSVC_MAX_MESSAGE_CHARS", values.positive_int),
     "health_cache_seconds": ("CHATSVC_HEALTH_CACHE_SECONDS", values.positive_float),
+    "warmup_users": ("CHATSVC_WARMUP_USERS", values.count),
+    "warmup_days": ("CHATSVC_WARMUP_DAYS", values.positive_float),
     "metrics_token": ("CHATSVC_METRICS_TOKEN", values.text),
     "local_models": ("CHATSVC_LOCAL_MODELS", values.text),
     "local_llm": ("CHATSVC_LOCAL_LLM", values.text),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from store._errors import NotFound, StoreError, TurnInProgress
 from store.clock import iso, new_id, now_iso, utc_now
@@ -154,6 +154,16 @@ class Chats:
             {"user": user_id, "exclude": exclude, "bound": bound, "limit": limit},
         ).fetchall()
         return [_conversation(row) for row in rows]
+
+    def active_users(self, *, since: datetime, limit: int) -> list[str]:
+        """Ids of the users with a conversation updated at `since` or later (a turn),
+        the most recently active first, at most `limit` of them."""
+        rows = self.db.execute(
+            "SELECT user_id FROM conversations WHERE updated_at >= $since "
+            "GROUP BY user_id ORDER BY max(updated_at) DESC, user_id LIMIT $limit",
+            {"since": iso(since), "limit": limit},
+        ).fetchall()
+        return [row["user_id"] for row in rows]
 
     def messages(self, user_id: str, conversation_id: str) -> list[ChatMessage]:
         self.get(user_id, conversation_id)

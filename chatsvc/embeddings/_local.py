@@ -86,9 +86,15 @@ class LocalEmbedder:
     async def embed_query(self, text: str) -> list[float]:
         return (await self._run(self._encode, [text], True))[0]
 
+    def _loaded(self):
+        """The engine, loaded under the lock: `/health` asking while the start-up warm-up
+        embeds would otherwise load a second copy of the model beside the first."""
+        with self._lock:
+            return self._engine()
+
     async def check(self) -> tuple[bool, str]:
         try:
-            await self._run(self._engine)
+            await self._run(self._loaded)
         except EmbeddingUnavailable as exc:
             return False, str(exc)
         return True, f"local {self.model} ({self.dim}-d, in-process)"

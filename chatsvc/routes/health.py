@@ -1,4 +1,5 @@
-"""GET /health: four dependency checks, never 5xx for a degraded dependency."""
+"""GET /health: the dependency checks and the start-up warm-up, never 5xx for a degraded
+dependency."""
 
 from litestar import Request, Router, get
 from litestar.di import NamedDependency

@@ -35,13 +35,17 @@ def cpu_seconds(pid: int) -> float:
 
 
 class ServiceProcess:
-    def __init__(self, data_dir: Path, env: dict[str, str], *, log_path: Path | None = None):
+    """`root`: the checkout whose chatsvc runs (another one's: a before/after benchmark)."""
+
+    def __init__(self, data_dir: Path, env: dict[str, str], *, log_path: Path | None = None,
+                 root: Path = REPO_ROOT):
         self.data_dir = Path(data_dir)
         self.port = free_port()
+        self.root = root
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": os.environ.get("HOME", "/tmp"),
-            "PYTHONPATH": str(REPO_ROOT),
+            "PYTHONPATH": str(root),
             "CHATSVC_LOCAL_MODELS": "off",
             "CHATSVC_DATA_DIR": str(self.data_dir),
             "CHATSVC_PORT": str(self.port),
@@ -78,11 +82,13 @@ class ServiceProcess:
         with self.database() as db:
             return Users(db).add(name, admin=admin)[1]
 
-    def start(self, *, timeout: float = 90.0) -> ServiceProcess:
+    def start(self, *, timeout: float = 90.0, warm: bool = True) -> ServiceProcess:
+        """Start it and return once `/health` answers and, with `warm`, says the start-up
+        warm-up has ended (so that it sends nothing to the test's servers later)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "chatsvc", "serve"], cwd=REPO_ROOT, env=self.env,
+            [sys.executable, "-m", "chatsvc", "serve"], cwd=self.root, env=self.env,
             stdout=log, stderr=subprocess.STDOUT,
         )
         log.close()
@@ -90,14 +96,20 @@ class ServiceProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"chatsvc serve exited: {self.log()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
+            if (health := self.health()) is not None and (health["warm"] or not warm):
+                return self
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"chatsvc serve not ready in {timeout:g} s: {self.log()[-2000:]}")
+
+    def health(self) -> dict | None:
+        """`/health`'s answer, None while it does not answer 200; `warm` is true for a
+        version of chatsvc without a warm-up."""
+        try:
+            response = httpx.get(f"{self.url}/health", timeout=2)
+        except httpx.HTTPError:
+            return None
+        return {"warm": True, **response.json()} if response.status_code == 200 else None
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

@@ -5,14 +5,16 @@ import anyio
 from chatsvc import Services
 from chatsvc.embeddings import LocalEmbedder
 from store import ChunkIn
+from tests.chatsvc.test_warmup import wait_warm
 
 
-def test_health_reports_six_checks(client, alice):
+def test_health_reports_seven_checks(client, alice):
     response = client.get("/health", headers=alice[1])
     assert response.status_code == 200
     body = response.json()
     assert set(body["checks"]) == {"database", "vector_store", "embeddings",
-                                   "embeddings_waiting", "jobs", "llm"}
+                                   "embeddings_waiting", "jobs", "llm", "warm"}
+    assert isinstance(body["warm"], bool)
     assert body["checks"]["embeddings_waiting"] == {
         "ok": True, "detail": "nothing waits",
         "counts": {"facts": 0, "memory": 0, "knowledge": 0, "messages": 0}}
@@ -26,6 +28,7 @@ def test_health_reports_six_checks(client, alice):
 
 
 def test_only_a_signed_in_caller_sees_what_the_checks_found(client, alice, settings):
+    wait_warm(client)  # else `warm` may change between the calls
     anonymous = client.get("/health").json()
     # No upstream URL, model or host for anyone who asks, nor with a wrong token.
     assert all(check == {"ok": check["ok"]} for check in anonymous["checks"].values())
