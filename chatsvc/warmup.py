@@ -67,8 +67,8 @@ class Warmup:
             vector = [1.0] + [0.0] * (self.sources.embedder.dim - 1)
         state = self.sources.db.vector_state
         if state.ok:
-            await self._step("knowledge", self.sources.knowledge_snippets(
-                "", WARM_QUERY, vector, ()))
+            await self._step("knowledge", in_thread(
+                self.sources.knowledge_snippets, "", WARM_QUERY, vector, ()))
             await self._step("recent users", self._users(vector))
         else:
             self.failed["indexes"] = f"vector store unavailable: {state.detail}"
@@ -113,13 +113,17 @@ class Warmup:
         since = utc_now() - timedelta(days=settings.warmup_days)
         users = await in_thread(self.chats.active_users, since=since,
                                 limit=settings.warmup_users)
-        sources = self.sources
         for user_id in users:
-            await sources.related_facts(user_id, vector)
-            await sources.semantic_memory(user_id, None, vector, ())
-            await sources.knowledge_snippets(user_id, WARM_QUERY, vector, ())
-            await sources.earlier_messages(user_id, WARM_QUERY, vector)
+            await in_thread(self._user_indexes, user_id, vector)
             self.users += 1
+
+    def _user_indexes(self, user_id: str, vector: list[float]) -> None:
+        """One user's four searches, as a turn runs them (one worker thread)."""
+        sources = self.sources
+        sources.related_facts(user_id, vector)
+        sources.semantic_memory(user_id, None, vector, ())
+        sources.knowledge_snippets(user_id, WARM_QUERY, vector, ())
+        sources.earlier_messages(user_id, WARM_QUERY, vector)
 
     def check(self) -> Check:
         """`/health`'s `warm` check: fails only when a step failed."""
