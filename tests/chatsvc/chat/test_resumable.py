@@ -131,7 +131,7 @@ def test_stop_ends_the_running_answer_and_keeps_it_interrupted(live, alice, upst
     answer = stored_answer(services, alice[0], conversation)
     assert answer.status == "interrupted" and 0 < len(answer.content) < len("".join(WORDS))
     status, rest = reattach(live, alice[1], conversation, first[-1][0])
-    assert rest[-1][1] == "error" and rest[-1][2]["code"] == "stopped"
+    assert status == 200 and rest[-1][1] == "error" and rest[-1][2]["code"] == "stopped"
     assert text_of(first) + text_of(rest) == answer.content
     # Nothing runs now: stop has nothing to do.
     again = httpx.post(f"{live}/api/conversations/{conversation}/stop", headers=alice[1])
