@@ -50,10 +50,11 @@ class TurnEvents:
     def append(self, conversation_id: str, turn_id: str,
                events: list[tuple[int, str, str]]) -> bool:
         """Store `(seq, event, data)` rows of a turn in one transaction (nothing when the
-        conversation is gone); True when the turn was asked to stop."""
-        now = now_iso()
-        with self.db.transaction():
-            if events:
+        conversation is gone); True when the turn was asked to stop. With no rows only the
+        marker is read: no write lock is taken."""
+        if events:
+            now = now_iso()
+            with self.db.transaction():
                 self.db.executemany(
                     "INSERT INTO turn_events(turn_id, seq, conversation_id, event, data, "
                     "created_at) SELECT $turn, $seq, id, $event, $data, $now "
@@ -61,8 +62,8 @@ class TurnEvents:
                     [{"turn": turn_id, "seq": seq, "event": event, "data": data, "now": now,
                       "conversation": conversation_id} for seq, event, data in events],
                 )
-            stop = self.db.scalar("SELECT turn_stop FROM conversations WHERE id = $id",
-                                  {"id": conversation_id})
+        stop = self.db.scalar("SELECT turn_stop FROM conversations WHERE id = $id",
+                              {"id": conversation_id})
         return stop == turn_id
 
     def forget_old(self) -> int:

@@ -9,11 +9,14 @@ before the services close.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
 from anyio.abc import TaskGroup
+
+log = logging.getLogger("chatsvc.chat")
 
 
 class Detached:
@@ -40,6 +43,8 @@ class Detached:
         async def tracked() -> None:
             try:
                 await run()
+            except Exception:  # one turn's failure must not end the others (or the app)
+                log.exception("a resumable turn failed")
             finally:
                 del self._stops[key]
 

@@ -2,8 +2,8 @@
 
 `add` numbers each event (its SSE id, from 1) and keeps it in memory; `watch`
 appends what was added every TICK_SECONDS in one transaction, so a token never
-costs a commit of its own, and reads the stop marker in the same transaction: a
-turn asked to stop by any worker or replica (POST /api/conversations/{id}/stop)
+costs a commit of its own, and then reads the stop marker (a read: no write lock
+when nothing was added): a turn asked to stop by any worker or replica (POST /api/conversations/{id}/stop)
 stops within a tick, even when no token comes. `close` appends the rest, ending
 with an `error` event when the stream ended without `done` or `error` (the client
 went away), so a re-attached client always sees the end. Batches are appended one
