@@ -3,12 +3,13 @@
 `add` numbers each event (its SSE id, from 1) and keeps it in memory; `watch`
 appends what was added every TICK_SECONDS in one transaction, so a token never
 costs a commit of its own, and then reads the stop marker (a read: no write lock
-when nothing was added): a turn asked to stop by any worker or replica (POST /api/conversations/{id}/stop)
-stops within a tick, even when no token comes. `close` appends the rest, ending
-with an `error` event when the stream ended without `done` or `error` (the client
-went away), so a re-attached client always sees the end. Batches are appended one
-at a time, in order, and each runs to its end even when the watch is cancelled: a
-reader never sees a later event before an earlier one.
+when nothing was added): a turn asked to stop by any worker or replica (POST
+/api/conversations/{id}/stop) stops within a tick, even when no token comes.
+`close` appends the rest, ending with an `error` event when the stream ended
+without `done` or `error` (the client went away), so a re-attached client always
+sees the end. Batches are appended one at a time, in order, and each runs to its
+end even when the watch is cancelled: a reader never sees a later event before an
+earlier one.
 
 A turn answered without streaming records nothing (`record=False`) but still
 watches for the stop marker.

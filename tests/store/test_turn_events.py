@@ -35,7 +35,7 @@ def test_events_after_an_id_in_order(stores, alice_turn):
 
 
 def test_another_users_conversation_is_not_found_and_unchanged(stores, users, alice_turn):
-    alice, conversation, question = alice_turn
+    _, conversation, question = alice_turn
     bob, _ = users.add("bob")
     stores.turn_events.append(conversation.id, question.id, rows("meta"))
     with pytest.raises(NotFound):
