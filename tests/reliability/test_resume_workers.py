@@ -1,5 +1,6 @@
-"""Resumable answers under `chatsvc serve --workers 2` on one SQLite file: a turn running
-in one worker is re-attached, and stopped, through the other.
+"""Resumable answers across processes on one SQLite file: a turn running in one process
+is re-attached, and stopped, through another. Two setups: `chatsvc serve --workers 2`,
+and two `chatsvc serve` processes (one port each) on the same data directory.
 
 Which worker takes a connection is the kernel's choice: the tests find the worker
 holding each connection (Linux /proc) and open connections until one lands on the
@@ -10,13 +11,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from httpx_sse import connect_sse
 
-from chatsvc.testing import Reply
+from chatsvc.testing import Reply, ServiceProcess
 from tests.chatsvc.chat.test_chat_live import wait_for
 
 WORDS = [f"w{i} " for i in range(80)]
@@ -56,64 +59,89 @@ def client_on_another_worker(service, headers: dict, than: int) -> httpx.Client:
     raise AssertionError("every connection went to one worker")
 
 
-def left_turn(service, headers: dict, deltas: int) -> tuple[int, list[tuple]]:
-    """A resumable turn: the worker running it and its first events, then hang up."""
+@dataclass
+class Pair:
+    """Where a turn starts (`url`) and how to reach another process than the one that
+    holds a response's connection (`other`)."""
+
+    url: str
+    other: Callable[[httpx.Response], httpx.Client]
+    logs: list[Path]
+    headers: dict
+
+
+@pytest.fixture(params=["workers", "processes"])
+def pair(request, ollama, scripted, tmp_path) -> Pair:
+    ollama.mode = "ok"
+    scripted._queue.clear()
+    if request.param == "workers":
+        service = request.getfixturevalue("two_workers")
+        headers = {"Authorization": f"Bearer {service.tokens[0]}"}
+        yield Pair(service.url, lambda response: client_on_another_worker(
+            service, headers, serving_pid(service, response)), [service.log_path], headers)
+        return
+    env = {"CHATSVC_EMBEDDINGS": "ollama", "OLLAMA_URL": ollama.url,
+           "LLM_BASE_URL": scripted.base_url, "CHATSVC_KNOWLEDGE_LLM_TIERS": "off"}
+    first, second = (ServiceProcess(tmp_path / "data", env) for _ in range(2))
+    headers = {"Authorization": f"Bearer {first.add_user('alice')}"}
+    with first, second:
+        yield Pair(first.url, lambda _: httpx.Client(base_url=second.url, headers=headers,
+                                                      timeout=10),
+                   [first.log_path, second.log_path], headers)
+
+
+def left_turn(pair: Pair, deltas: int) -> tuple[httpx.Client, list[tuple]]:
+    """A resumable turn's first events, then hang up; and a client of another process."""
     seen = []
-    with httpx.Client(base_url=service.url, headers=headers, timeout=10) as http, \
+    with httpx.Client(base_url=pair.url, headers=pair.headers, timeout=10) as http, \
             connect_sse(http, "POST", "/api/chat",
                         json={"message": "a story", "resumable": True}) as source:
         assert source.response.status_code == 200
-        worker = serving_pid(service, source.response)
+        other = pair.other(source.response)
         for event in source.iter_sse():
             seen.append((int(event.id), event.event, json.loads(event.data)))
             if sum(kind == "delta" for _, kind, _ in seen) == deltas:
                 break
-    return worker, seen
+    return other, seen
 
 
-def last_answer(service, headers: dict, conversation: str) -> dict:
-    return httpx.get(f"{service.url}/api/conversations/{conversation}", headers=headers,
-                     timeout=10).json()["messages"][-1]
+def last_answer(http: httpx.Client, conversation: str) -> dict:
+    return http.get(f"/api/conversations/{conversation}").json()["messages"][-1]
 
 
-@pytest.fixture
-def headers(two_workers, ollama, scripted):
-    ollama.mode = "ok"
-    scripted._queue.clear()
-    return {"Authorization": f"Bearer {two_workers.tokens[0]}"}
+def no_crash(pair: Pair) -> None:
+    for log in pair.logs:
+        assert "Traceback" not in log.read_text()
 
 
-def test_a_turn_in_one_worker_is_re_attached_through_the_other(two_workers, headers, scripted):
+def test_a_turn_in_one_process_is_re_attached_through_another(pair, scripted):
     scripted.script(Reply(chunks=WORDS, chunk_delay=0.03))
-    worker, first = left_turn(two_workers, headers, 3)
+    other, first = left_turn(pair, 3)
     conversation = first[0][2]["conversation_id"]
-    with client_on_another_worker(two_workers, headers, worker) as http, connect_sse(
-            http, "GET", f"/api/conversations/{conversation}/stream",
-            headers={"Last-Event-ID": str(first[-1][0])}) as source:
+    with other, connect_sse(other, "GET", f"/api/conversations/{conversation}/stream",
+                            headers={"Last-Event-ID": str(first[-1][0])}) as source:
         assert source.response.status_code == 200
-        assert serving_pid(two_workers, source.response) != worker
         rest = [(int(e.id), e.event, json.loads(e.data)) for e in source.iter_sse()]
-    assert rest[-1][1] == "done"
+        assert rest[-1][1] == "done"
+        wait_for(lambda: last_answer(other, conversation)["status"] != "pending", 10)
+        answer = last_answer(other, conversation)
     ids = [ident for ident, _, _ in first + rest]
     assert ids == list(range(1, len(ids) + 1))
-    wait_for(lambda: last_answer(two_workers, headers, conversation)["status"] != "pending", 10)
-    answer = last_answer(two_workers, headers, conversation)
     assert answer["status"] == "complete" and answer["content"] == "".join(WORDS)
     said = "".join(d["content"] for _, kind, d in first + rest if kind == "delta")
     assert said == answer["content"]
-    assert "Traceback" not in two_workers.log_path.read_text()
+    no_crash(pair)
 
 
-def test_stop_through_the_other_worker_keeps_the_partial_answer(two_workers, headers,
-                                                                 scripted):
+def test_stop_through_another_process_keeps_the_partial_answer(pair, scripted):
     scripted.script(Reply(chunks=WORDS, chunk_delay=0.05))
-    worker, first = left_turn(two_workers, headers, 2)
+    other, first = left_turn(pair, 2)
     conversation = first[0][2]["conversation_id"]
-    with client_on_another_worker(two_workers, headers, worker) as http:
-        stopped = http.post(f"/api/conversations/{conversation}/stop")
+    with other:
+        stopped = other.post(f"/api/conversations/{conversation}/stop")
+        answer = last_answer(other, conversation)
     assert stopped.status_code == 200, stopped.text
     assert stopped.json()["status"] == "interrupted"
-    answer = last_answer(two_workers, headers, conversation)
     assert answer["status"] == "interrupted"
     assert 0 < len(answer["content"]) < len("".join(WORDS))
-    assert "Traceback" not in two_workers.log_path.read_text()
+    no_crash(pair)
