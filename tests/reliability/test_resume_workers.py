@@ -37,7 +37,7 @@ def serving_pid(service, response: httpx.Response) -> int:
             if int(local.rsplit(":", 1)[1], 16) == server_port and \
                     int(remote.rsplit(":", 1)[1], 16) == port:
                 inodes.add(f"socket:[{fields[9]}]")
-    for pid in service.pids()[1:]:
+    for pid in service.pids():  # the supervisor holds only the listening socket
         for fd in Path(f"/proc/{pid}/fd").iterdir():
             try:
                 if os.readlink(fd) in inodes:
@@ -85,9 +85,13 @@ def pair(request, ollama, scripted, tmp_path) -> Pair:
     first, second = (ServiceProcess(tmp_path / "data", env) for _ in range(2))
     headers = {"Authorization": f"Bearer {first.add_user('alice')}"}
     with first, second:
-        yield Pair(first.url, lambda _: httpx.Client(base_url=second.url, headers=headers,
-                                                      timeout=10),
-                   [first.log_path, second.log_path], headers)
+
+        def other(response: httpx.Response) -> httpx.Client:
+            # The /proc lookup the workers setup relies on, checked where the answer is known.
+            assert serving_pid(first, response) == first.process.pid
+            return httpx.Client(base_url=second.url, headers=headers, timeout=10)
+
+        yield Pair(first.url, other, [first.log_path, second.log_path], headers)
 
 
 def left_turn(pair: Pair, deltas: int) -> tuple[httpx.Client, list[tuple]]:
