@@ -74,8 +74,9 @@ def test_a_turn_in_one_process_is_re_attached_through_another(pair, scripted):
     scripted.script(Reply(chunks=WORDS, chunk_delay=0.03))
     first = left_turn(pair, 3)
     conversation = first[0][2]["conversation_id"]
-    with other_process(pair) as other, connect_sse(other, "GET", f"/api/conversations/{conversation}/stream",
-                            headers={"Last-Event-ID": str(first[-1][0])}) as source:
+    path = f"/api/conversations/{conversation}/stream"
+    with other_process(pair) as other, connect_sse(
+            other, "GET", path, headers={"Last-Event-ID": str(first[-1][0])}) as source:
         assert source.response.status_code == 200
         rest = [(int(e.id), e.event, json.loads(e.data)) for e in source.iter_sse()]
         assert rest[-1][1] == "done"
