@@ -5,6 +5,7 @@ client left, a stop that keeps the partial answer, and other users kept out."""
 from __future__ import annotations
 
 import json
+import threading
 
 import httpx
 import pytest
@@ -175,3 +176,19 @@ def test_resumable_needs_a_stream(client, alice):
     refused = client.post("/api/chat", headers=alice[1],
                           json={"message": "hi", "stream": False, "resumable": True})
     assert refused.status_code == 400 and "resumable" in refused.text
+
+
+def test_stop_ends_an_answer_asked_without_streaming(live, alice, upstream, services):
+    upstream.script(Reply(chunks=WORDS, chunk_delay=0.05))
+    answers = []
+    asking = threading.Thread(target=lambda: answers.append(httpx.post(
+        f"{live}/api/chat", headers=alice[1], timeout=30,
+        json={"message": "a story", "stream": False})))
+    asking.start()
+    wait_for(lambda: services.stores.chats.list(alice[0].id), timeout=10)
+    conversation = services.stores.chats.list(alice[0].id)[0].id
+    wait_for(lambda: len(services.stores.chats.messages(alice[0].id, conversation)) == 2, 10)
+    stopped = httpx.post(f"{live}/api/conversations/{conversation}/stop", headers=alice[1])
+    asking.join(10)
+    assert stopped.status_code == 200 and stopped.json()["status"] == "interrupted"
+    assert answers[0].status_code == 502 and answers[0].json()["extra"]["code"] == "stopped"
