@@ -1,7 +1,8 @@
 """Per-user stream slots: one user's token cannot take every upstream connection.
 
 A slot is held from a chat request's admission to the end of its answer (the last
-byte of a stream). The count lives in this process: with `--workers N` a user may
+byte of a stream; a resumable answer's end, which may come after its client left).
+The count lives in this process: with `--workers N` a user may
 run N x CHATSVC_MAX_STREAMS_PER_USER turns at once.
 """
 
@@ -66,6 +67,12 @@ class Slot:
                     await then()
 
         return run
+
+    def hand_over(self) -> Callable[[], None]:
+        """Hand the slot to work that outlives the request (a resumable answer): it
+        holds the slot until it calls the returned release."""
+        self._kept = True
+        return self.release
 
     def __enter__(self) -> Slot:
         return self

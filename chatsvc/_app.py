@@ -16,6 +16,7 @@ from chatsvc._errors_http import EXCEPTION_HANDLERS
 from chatsvc._services import Services
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, running_in_background
+from chatsvc.chat import Detached
 from chatsvc.extraction import schedule
 from chatsvc.routes import DEPENDENCIES, ROUTERS
 from store import ChatStore
@@ -45,14 +46,17 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         owned = services is None
         app.state.services = services or Services.open(settings)
         app.state.tools_for = tools.chat_tools_for(app.state.services)
+        app.state.detached = Detached()
         await interrupt_leftovers(app.state.services.stores.chats)
         try:
             async with (
                 schedule(app.state.services.extractor, settings.extract_interval_seconds),
                 app.state.services.indexer.running(),
                 tools.http_endpoint() as app.state.mcp,
-                # Last: at shutdown it stops first, before what it reads is closed.
+                # Stops before what it reads is closed.
                 running_in_background(app.state.services.warmup.run()),
+                # Exited first: resumable answers stop and are stored before the rest.
+                app.state.detached.running(),
             ):
                 yield
         finally:

@@ -111,6 +111,7 @@ class Settings:
     sse_ping_seconds: float = 15.0
     sse_send_timeout_seconds: float = 30.0
     max_streams_per_user: int = 4  # chat turns a user runs at once, per process (else 429)
+    resumable: bool = False  # /api/chat's default: answers outlive their client
 
     # User memory: content limit, baseline (stable prefix) and semantic budgets.
     memory_max_chars: int = 2000
@@ -349,6 +350,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "sse_ping_seconds": ("CHATSVC_SSE_PING", values.positive_float),
     "sse_send_timeout_seconds": ("CHATSVC_SSE_SEND_TIMEOUT", values.positive_float),
     "max_streams_per_user": ("CHATSVC_MAX_STREAMS_PER_USER", values.positive_int),
+    "resumable": ("CHATSVC_RESUMABLE", values.flag),
     "memory_max_chars": ("CHATSVC_MEMORY_MAX_CHARS", values.positive_int),
     "memory_baseline_max_items": ("CHATSVC_MEMORY_BASELINE_MAX_ITEMS", values.positive_int),
     "memory_baseline_max_tokens": ("CHATSVC_MEMORY_BASELINE_MAX_TOKENS", values.positive_int),

@@ -23,6 +23,7 @@ from store.knowledge import Knowledge
 from store.memory import Memories
 from store.posts import Posts
 from store.recall import DEFAULT_KEYS, ConversationImports, MessageIndex
+from store.turn_events import TurnEvents
 from store.users import Users
 
 
@@ -37,6 +38,7 @@ class Stores:
     knowledge: contract.KnowledgeStore
     posts: contract.PostStore
     chats: contract.ChatStore
+    turn_events: contract.TurnEventStore  # streamed turns' events, for re-attaching
     accounts: contract.AccountStore
     jobs: contract.JobStore
     messages: contract.MessageIndexStore  # conversational recall
@@ -72,7 +74,7 @@ def stores_for(
     return Stores(
         db=db, users=Users(db), facts=facts, fact_sheets=FactSheets(db),
         extraction=ExtractionQueue(db), memories=memories, knowledge=knowledge,
-        posts=Posts(db), chats=Chats(db), messages=messages,
+        posts=Posts(db), chats=Chats(db), turn_events=TurnEvents(db), messages=messages,
         imports=ConversationImports(db),
         # Every store holding user data no foreign key reaches (vectors, full text).
         accounts=Accounts(db, parts=[facts, memories, knowledge, messages]),

@@ -11,6 +11,8 @@ A conversation runs one turn at a time, across processes and replicas: the first
 write claims the conversation (`turn_id`, the question's id, until `turn_until`)
 in the same statement that checks no other turn holds it, and the answer's write
 frees it. A turn that dies without answering frees it when its claim lapses.
+`turn_stop` marks a claim asked to stop (store.turn_events, which also keeps the
+events of the conversation's latest streamed turn).
 """
 
 from __future__ import annotations
@@ -196,6 +198,9 @@ class Chats:
                 )
             else:
                 self._claim(conversation_id, claim)
+                # The previous turn's events (store.turn_events): a conversation keeps one.
+                self.db.execute("DELETE FROM turn_events WHERE conversation_id = $id",
+                                {"id": conversation_id})
             self.db.execute(
                 "INSERT INTO messages(id, conversation_id, user_id, role, name, content, "
                 "status, created_at) VALUES ($id, $conversation, $user, 'user', $name, "
@@ -225,7 +230,8 @@ class Chats:
         # One statement checks and takes the claim: SQLite serialises writers, and
         # PostgreSQL re-checks the condition on the row a concurrent claim updated.
         claimed = self.db.execute(
-            "UPDATE conversations SET updated_at = $now, turn_id = $turn, turn_until = $until "
+            "UPDATE conversations SET updated_at = $now, turn_id = $turn, turn_until = $until, "
+            "turn_stop = NULL "
             "WHERE id = $id AND user_id = $user AND (turn_id IS NULL OR turn_until < $now)",
             {**claim, "id": conversation_id},
         )
@@ -323,7 +329,7 @@ class Chats:
     def _release(self, user_id: str, conversation_id: str, turn_id: str) -> None:
         # Only this turn's claim: one that lapsed may have been taken by the next turn.
         self.db.execute(
-            "UPDATE conversations SET turn_id = NULL, turn_until = NULL "
+            "UPDATE conversations SET turn_id = NULL, turn_until = NULL, turn_stop = NULL "
             "WHERE id = $id AND user_id = $user AND turn_id = $turn",
             {"id": conversation_id, "user": user_id, "turn": turn_id},
         )

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from store.memory import Memory, MemorySnapshot
     from store.posts import Post
     from store.recall import Bounds, Imported, ImportedMessage, MessageHit
+    from store.turn_events import TurnState
     from store.users import User
     from store.vectors import VectorIndex, VectorSpec
 
@@ -185,6 +186,21 @@ class ChatStore(Protocol):
     def delete(self, user_id: str, conversation_id: str) -> None: ...
 
     def usage(self, user_id: str, start: str, end: str) -> list[ModelUsage]: ...
+
+
+@runtime_checkable
+class TurnEventStore(Protocol):
+    def append(self, conversation_id: str, turn_id: str,
+               events: list[tuple[int, str, str]]) -> bool: ...
+
+    def forget_old(self) -> int: ...
+
+    def after(self, user_id: str, conversation_id: str, after: int,
+              turn_id: str | None = None) -> TurnState: ...
+
+    def request_stop(self, user_id: str, conversation_id: str) -> str | None: ...
+
+    def running(self, conversation_id: str, turn_id: str) -> bool: ...
 
 
 @runtime_checkable

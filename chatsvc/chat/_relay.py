@@ -11,8 +11,9 @@ tools included. However the iteration ends
 client went away, or closed early), the upstream response is closed within a
 second and `on_finish` gets the outcome, shielded from cancellation so the
 partial answer is saved even while the request is being torn down. `stop()` (the
-server is shutting down) ends it early, between two reads or in the middle of one,
-as `interrupted` with the code `shutdown`, so the client can be told.
+server is shutting down, or a user asked: POST /api/conversations/{id}/stop) ends it
+early, between two reads or in the middle of one, as `interrupted` with the code
+`shutdown` (or `stopped`), so the client can be told.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from chatsvc.llm import (
 from context import Message
 
 SHUTDOWN_MESSAGE = "the server is shutting down; send the message again"
+# Why an answer was stopped early: (error code, message), as the client is told.
+SHUTDOWN = ("shutdown", SHUTDOWN_MESSAGE)
+STOPPED_BY_USER = ("stopped", "the answer was stopped on request")
 STOPPED = object()  # what a read cut short by stop() returns
 
 
@@ -79,7 +83,7 @@ class Relay:
         self.options = options or {}
         self.outcome: Outcome | None = None
         self.started_at: float | None = None  # perf_counter when the upstream call began
-        self.stopping = False
+        self.stopping: tuple[str, str] | None = None  # why it was stopped early
         self._reading: anyio.CancelScope | None = None  # the read in progress, if any
         self._ended = False  # the current round's upstream answer ended (not stopped)
         self._finish = Finish(None, None)  # and how
@@ -89,9 +93,9 @@ class Relay:
         self.received_at = received_at
         self.first_token_at: float | None = None
 
-    def stop(self) -> None:
-        """End the answer now (the server shuts down): the read in progress is cancelled."""
-        self.stopping = True
+    def stop(self, reason: tuple[str, str] = SHUTDOWN) -> None:
+        """End the answer now: the read in progress is cancelled."""
+        self.stopping = self.stopping or reason
         if self._reading is not None:
             self._reading.cancel()
 
@@ -194,8 +198,8 @@ class Relay:
         """`parts`: all the text said; `last`: the last round's (the answer upstream)."""
         content = "".join(parts)
         if not self._ended:
-            return Outcome("interrupted", content, error_code="shutdown",
-                           error_message=SHUTDOWN_MESSAGE)
+            code, message = self.stopping or SHUTDOWN
+            return Outcome("interrupted", content, error_code=code, error_message=message)
         if self.tools is None:  # the client runs the tools (/v1): it gets the calls
             return Outcome("complete", content, self._finish.finish_reason, usage,
                            tool_calls=calls.calls())

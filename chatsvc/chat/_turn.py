@@ -25,7 +25,7 @@ from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._prepare import Prepared, prepare
-from chatsvc.chat._relay import Outcome, Relay
+from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
 from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
 from chatsvc.llm import LLM
@@ -108,7 +108,7 @@ class Turn:
     received_at: float = 0.0  # perf_counter when the handler took the request
     tools: ToolRunner | None = None  # the tools the server runs for the model, if any
     deleted: bool = False  # the conversation was deleted before the answer was saved
-    stopping: bool = False  # the server shuts down
+    stopping: tuple[str, str] | None = None  # why it was stopped early (Relay.stop)
     saved: bool = False  # the answer is stored (which freed the conversation)
 
     def to_upstream(self) -> float | None:
@@ -154,7 +154,7 @@ class Turn:
             tools=self.tools,
         )
         if self.stopping:
-            self.relay.stop()
+            self.relay.stop(self.stopping)
         self.prepared.timings.update(self.timings)
         return self.prepared
 
@@ -175,11 +175,12 @@ class Turn:
                 if texts := [piece for piece in pieces if isinstance(piece, str)]:
                     yield texts
 
-    def stop(self) -> None:
-        """The server shuts down: end the answer now (see Relay.stop)."""
-        self.stopping = True
+    def stop(self, reason: tuple[str, str] = SHUTDOWN) -> None:
+        """The server shuts down, or a user asked to stop: end the answer now (see
+        Relay.stop)."""
+        self.stopping = self.stopping or reason
         if self.relay is not None:
-            self.relay.stop()
+            self.relay.stop(self.stopping)
 
     async def close(self) -> None:
         """Free the conversation if the turn ends without a stored answer (it could not

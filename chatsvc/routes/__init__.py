@@ -10,6 +10,7 @@ from chatsvc.routes import _validate as checks  # the field rules, for tools too
 from chatsvc.routes import (
     account,
     chat,
+    chat_stream,
     console,
     extraction,
     fact_sheet,
@@ -28,8 +29,9 @@ from chatsvc.routes._provide import DEPENDENCIES
 
 ROUTERS = [
     health.router, fact_sheet.router, extraction.router, facts.router, memory.router,
-    knowledge.router, posts.router, recall.router, chat.router, openai_api.router,
-    console.router, account.router, mcp.router, usage.router, metrics.router,
+    knowledge.router, posts.router, recall.router, chat.router, chat_stream.router,
+    openai_api.router, console.router, account.router, mcp.router, usage.router,
+    metrics.router,
 ]
 
 __all__ = ["DEPENDENCIES", "ROUTERS", "checks"]

@@ -28,6 +28,7 @@ _PIECES = {
     "knowledge_store": "stores.knowledge",
     "users": "stores.users",
     "chats": "stores.chats",
+    "turn_events": "stores.turn_events",
     "messages": "stores.messages",
     "imports": "stores.imports",
     "recall": "recall",
@@ -54,8 +55,15 @@ def _tools_for(state: State) -> Any:
     return state.tools_for
 
 
+def _detached(state: State) -> Any:
+    """The runner of resumable turns (`chatsvc.chat.Detached`): a task group open for
+    the app's lifespan, kept beside `Services`."""
+    return state.detached
+
+
 DEPENDENCIES = {name: _provider(path) for name, path in _PIECES.items()} | {
-    "tools_for": Provide(_tools_for, sync_to_thread=False)}
+    "tools_for": Provide(_tools_for, sync_to_thread=False),
+    "detached": Provide(_detached, sync_to_thread=False)}
 
 
 def mounted_mcp(scope: Scope) -> ASGIApp:

@@ -1,10 +1,19 @@
-"""POST /api/chat (SSE or JSON) and the conversation routes."""
+"""POST /api/chat (SSE or JSON) and the conversation routes.
+
+Every event of a streamed turn carries an SSE id (from 1 within the turn) and is
+recorded (chatsvc.chat.Journal), so a client re-attaches on any worker or replica
+(chat_stream.py). A resumable turn runs detached from its request (Detached): the
+client may go away and the answer is still finished and stored; any other turn is
+cancelled, upstream included, when its client goes away.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing, suppress
 from dataclasses import dataclass
 
 import anyio
@@ -18,14 +27,23 @@ from chatsvc._admission import StreamSlots
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
-from chatsvc.chat import DELETED, Outcome, Sources, ToolEvent, ToolRunner, Turn
+from chatsvc.chat import (
+    DELETED,
+    Detached,
+    Journal,
+    Outcome,
+    Sources,
+    ToolEvent,
+    ToolRunner,
+    Turn,
+)
 from chatsvc.llm import LLM
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import StreamingOperation
 from context import message_limit
 from context.budget import tokens
 from context.tokens import get_tokenizer
-from store import ChatStore, NotFound, User
+from store import ChatStore, NotFound, TurnEventStore, User
 
 log = logging.getLogger("chatsvc.chat")
 
@@ -45,6 +63,7 @@ class ChatRequest:
     stream: bool = True
     project_id: str | None = None
     name: str | None = None  # who speaks (OpenAI's field), kept with the message
+    resumable: bool | None = None  # None: CHATSVC_RESUMABLE
 
 
 def check_message(text: str, settings: Settings, field: str = "message") -> str:
@@ -70,8 +89,10 @@ def _check_window(text: str, settings: Settings, field: str) -> str:
     return text
 
 
-def sse(event: str, payload: dict) -> ServerSentEvent:
-    return ServerSentEvent(event=event, data=json.dumps(payload, ensure_ascii=False))
+def numbered(journal: Journal, event: str, payload: dict) -> ServerSentEvent:
+    """An event of a turn: numbered (its SSE id) and recorded by the turn's journal."""
+    data = json.dumps(payload, ensure_ascii=False)
+    return ServerSentEvent(id=str(journal.add(event, data)), event=event, data=data)
 
 
 def joined(events: list[ServerSentEvent]) -> bytes:
@@ -80,16 +101,24 @@ def joined(events: list[ServerSentEvent]) -> bytes:
 
 
 def event_stream(settings: Settings, events: AsyncIterator[ServerSentEvent | bytes],
-                 on_shutdown: Callable[[], None]) -> EventSourceResponse:
+                 on_shutdown: Callable[[], None],
+                 beside: Callable[[], Awaitable[None]] | None = None) -> EventSourceResponse:
     """The SSE response; `on_shutdown` is called when the server starts shutting down,
-    so that `events` can end with a last event rather than be cut. sse-starlette adds
+    so that `events` can end with a last event rather than be cut; `beside()` runs
+    while the response streams (a journal's watch). sse-starlette adds
     `Cache-Control: no-store` and `X-Accel-Buffering: no`, so that proxies pass each
     event on at once (docs/deploy.md; test_sse_headers.py checks)."""
     shutdown = anyio.Event()
 
     async def forward_shutdown() -> None:
-        await shutdown.wait()
-        on_shutdown()
+        if beside is not None:
+            async with anyio.create_task_group() as group:
+                group.start_soon(beside)
+                await shutdown.wait()
+                on_shutdown()
+        else:
+            await shutdown.wait()
+            on_shutdown()
 
     return EventSourceResponse(
         events,
@@ -117,32 +146,71 @@ def server_timing(turn: Turn) -> dict[str, str]:
     return {"Server-Timing": ", ".join(parts)}
 
 
-def _error(outcome: Outcome) -> ServerSentEvent:
-    return sse("error", {"code": outcome.error_code, "message": outcome.error_message})
+def _error(outcome: Outcome) -> dict:
+    return {"code": outcome.error_code, "message": outcome.error_message}
 
 
-async def _chat_events(turn: Turn) -> AsyncIterator[ServerSentEvent | bytes]:
+async def _chat_events(turn: Turn, journal: Journal) -> AsyncIterator[ServerSentEvent | bytes]:
+    def say(event: str, payload: dict) -> ServerSentEvent:
+        return numbered(journal, event, payload)
+
     try:
         await turn.prepare()
     except NotFound:  # deleted since the question was saved
-        yield _error(DELETED)
+        yield say("error", _error(DELETED))
         return
     except Exception:
         log.exception("preparing a chat turn failed")
-        yield sse("error", {"code": "internal", "message": "the turn could not be prepared"})
+        yield say("error", {"code": "internal", "message": "the turn could not be prepared"})
         return
-    yield sse("meta", _meta(turn))
+    yield say("meta", _meta(turn))
     async for pieces in turn.deltas():
         if isinstance(pieces, ToolEvent):
-            yield sse("tool", pieces.as_json())
+            yield say("tool", pieces.as_json())
         else:
-            yield joined([sse("delta", {"content": text}) for text in pieces])
+            yield joined([say("delta", {"content": text}) for text in pieces])
     outcome = turn.outcome
     if outcome.status == "complete":
-        yield sse("done", {"message_id": turn.reply_id, "finish_reason": outcome.finish_reason,
+        yield say("done", {"message_id": turn.reply_id, "finish_reason": outcome.finish_reason,
                            "usage": outcome.usage.as_json()})
     else:
-        yield _error(outcome)
+        yield say("error", _error(outcome))
+
+
+def _attached(settings: Settings, turn: Turn, journal: Journal) -> EventSourceResponse:
+    """The answer as a task of its request: a client that goes away cancels it."""
+    return event_stream(settings, _chat_events(turn, journal), on_shutdown=turn.stop,
+                        beside=journal.watch)
+
+
+def _detached(settings: Settings, detached: Detached, turn: Turn, journal: Journal,
+              release: Callable[[], None]) -> EventSourceResponse:
+    """The answer run by the server (resumable), its events passed on to the request
+    while its client listens; `release` gives its stream slot back when it ends."""
+    send, receive = anyio.create_memory_object_stream[ServerSentEvent | bytes](math.inf)
+
+    async def run() -> None:
+        try:
+            async with journal.watching(), send, aclosing(_chat_events(turn, journal)) as events:
+                async for event in events:
+                    with suppress(anyio.BrokenResourceError):  # the client went away
+                        send.send_nowait(event)
+        finally:
+            release()
+            await turn.close()
+
+    async def relayed() -> AsyncIterator[ServerSentEvent | bytes]:
+        async with receive:
+            async for event in receive:
+                yield event
+
+    detached.start(run, turn.stop)
+    return event_stream(settings, relayed(), on_shutdown=turn.stop)
+
+
+async def _end(journal: Journal, turn: Turn) -> None:
+    await journal.close()
+    await turn.close()
 
 
 @post("/chat", summary="Chat (SSE stream or JSON)", status_code=200,
@@ -151,8 +219,12 @@ async def chat(
     request: Request, settings: NamedDependency[Settings], sources: NamedDependency[Sources],
     llm: NamedDependency[LLM], slots: NamedDependency[StreamSlots], data: JSONBody[ChatRequest],
     tools_for: NamedDependency[Callable[[User], ToolRunner | None]],
+    turn_events: NamedDependency[TurnEventStore], detached: NamedDependency[Detached],
 ) -> ASGIApp:
     message = check_message(data.message, settings)
+    resumable = settings.resumable if data.resumable is None else data.resumable
+    if data.resumable and not data.stream:
+        raise check.bad("resumable", "applies to streamed answers only (stream: true)")
     if data.project_id is not None and not 0 < len(data.project_id.strip()) <= MAX_PROJECT_ID:
         raise check.bad("project_id", f"must be 1-{MAX_PROJECT_ID} characters")
     if data.project_id is not None:
@@ -164,18 +236,21 @@ async def chat(
         turn = await Turn.start(sources, llm, request.user, message, name=name,
                                 conversation_id=data.conversation_id, project_id=data.project_id,
                                 tools=tools_for(request.user))
+        if data.stream and resumable:
+            return _detached(settings, detached, turn, Journal(turn_events, turn),
+                             slot.hand_over())
         if data.stream:
-            return slot.keep_for(
-                event_stream(settings, _chat_events(turn), on_shutdown=turn.stop), turn.close
-            )
+            journal = Journal(turn_events, turn)
+            return slot.keep_for(_attached(settings, turn, journal), lambda: _end(journal, turn))
         try:
-            await turn.prepare()
             texts, tools = [], []
-            async for pieces in turn.deltas():
-                if isinstance(pieces, ToolEvent):
-                    tools.append(pieces.as_json())
-                else:
-                    texts.extend(pieces)
+            async with Journal(turn_events, turn, record=False).watching():
+                await turn.prepare()
+                async for pieces in turn.deltas():
+                    if isinstance(pieces, ToolEvent):
+                        tools.append(pieces.as_json())
+                    else:
+                        texts.extend(pieces)
         finally:
             await turn.close()
     outcome = turn.outcome

@@ -29,6 +29,8 @@ OWNED = {
     ("GET", "/api/knowledge/jobs/{job_id:str}"): ("job", None),
     ("GET", "/api/conversations/{conversation_id:str}"): ("conversation", None),
     ("DELETE", "/api/conversations/{conversation_id:str}"): ("conversation", None),
+    ("GET", "/api/conversations/{conversation_id:str}/stream"): ("conversation", None),
+    ("POST", "/api/conversations/{conversation_id:str}/stop"): ("conversation", None),
     ("GET", "/api/posts/{post_id:str}"): ("draft", None),  # an admin's unpublished post
 }
 ADMIN_ONLY = {

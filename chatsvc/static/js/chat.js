@@ -1,4 +1,6 @@
 // Chat tab: streamed answers (POST /api/chat read as SSE), sources, conversations.
+// Turns are resumable: a reload reopens the conversation and re-attaches to an answer
+// still being generated (GET /api/conversations/{id}/stream); Stop ends it server-side.
 
 import * as api from './api.js';
 import { $, badge, h, say, timeEl } from './dom.js';
@@ -7,6 +9,13 @@ import { readEvents } from './sse.js';
 
 let conversationId = null;
 let controller = null; // the in-flight turn's AbortController
+const OPEN_KEY = 'chatsvc.conversation'; // the open conversation, reopened after a reload
+
+function setConversation(id) {
+  conversationId = id;
+  if (id) sessionStorage.setItem(OPEN_KEY, id);
+  else sessionStorage.removeItem(OPEN_KEY);
+}
 
 export function init() {
   $('chat-form').addEventListener('submit', (event) => {
@@ -19,9 +28,9 @@ export function init() {
       $('chat-form').requestSubmit();
     }
   });
-  $('chat-stop').addEventListener('click', () => controller?.abort());
+  $('chat-stop').addEventListener('click', stop);
   $('chat-new').addEventListener('click', () => {
-    conversationId = null;
+    setConversation(null);
     $('transcript').replaceChildren();
     markActive();
     $('chat-input').focus();
@@ -32,6 +41,21 @@ export function init() {
 export function show() {
   loadConversations();
   recall.show();
+  const open = sessionStorage.getItem(OPEN_KEY);
+  if (open && !conversationId && !controller) openConversation(open);
+}
+
+/** The answer outlives its request (resumable): ask the server to stop it, then stop
+ * reading. Before its `meta` event the conversation is not known: only stop reading. */
+async function stop() {
+  if (conversationId) {
+    try {
+      await api.post(`/api/conversations/${encodeURIComponent(conversationId)}/stop`);
+    } catch {
+      // Stop reading anyway; the answer is stored whichever way it ends.
+    }
+  }
+  controller?.abort();
 }
 
 function bubble(role, text = '') {
@@ -62,7 +86,7 @@ function sourceItem(source) {
 }
 
 function showMeta(answer, meta) {
-  conversationId = meta.conversation_id;
+  setConversation(meta.conversation_id);
   answer.el.dataset.messageId = meta.message_id;
   answer.el.dataset.mode = meta.mode;
   const mode = badge(meta.mode === 'fallback' ? 'fallback' : meta.mode, meta.mode);
@@ -115,6 +139,10 @@ function showDone(answer, done) {
   answer.el.append(h('footer', { class: 'msg-foot muted' }, parts.join(' · ')));
 }
 
+function showStopped(answer) {
+  if (!answer.el.querySelector('.stopped')) answer.el.append(h('p', { class: 'muted stopped' }, 'Stopped.'));
+}
+
 function showProblem(answer, text) {
   answer.el.append(h('p', { class: 'error', role: 'alert' }, text));
 }
@@ -125,33 +153,40 @@ async function send() {
   if (!message || controller) return;
   input.value = '';
   bubble('user', message);
-  const answer = bubble('assistant');
+  const body = { message, resumable: true, ...(conversationId ? { conversation_id: conversationId } : {}) };
+  await follow(bubble('assistant'),
+    (signal) => api.request('/api/chat', { method: 'POST', body, signal, raw: true }));
+  input.focus();
+}
+
+/** Render an answer's events into `answer` as they arrive; `open(signal)` starts the
+ * stream (a new turn, or a re-attach to a running one). */
+async function follow(answer, open) {
   answer.el.setAttribute('aria-busy', 'true');
   scrollDown();
   controller = new AbortController();
   setBusy(true);
   say($('chat-status'), 'Waiting for the answer…');
   try {
-    const body = { message, ...(conversationId ? { conversation_id: conversationId } : {}) };
-    const response = await api.request('/api/chat',
-      { method: 'POST', body, signal: controller.signal, raw: true });
+    const response = await open(controller.signal);
+    if (response.status === 204) return; // it ended meanwhile: the stored answer is shown
     for await (const { event, data } of readEvents(response)) {
       if (event === 'meta') showMeta(answer, data);
       else if (event === 'delta') answer.content.append(data.content);
       else if (event === 'done') showDone(answer, data);
+      else if (event === 'error' && data.code === 'stopped') showStopped(answer);
       else if (event === 'error') showProblem(answer, `${data.message} (${data.code})`);
       say($('chat-status'), event === 'delta' ? 'Streaming…' : '');
       scrollDown();
     }
   } catch (error) {
-    if (error.name === 'AbortError') answer.el.append(h('p', { class: 'muted' }, 'Stopped.'));
+    if (error.name === 'AbortError') showStopped(answer);
     else showProblem(answer, api.describe(error));
   } finally {
     answer.el.removeAttribute('aria-busy');
     controller = null;
     setBusy(false);
     say($('chat-status'), '');
-    input.focus();
     loadConversations();
     recall.show(); // the new messages wait for the background indexer
   }
@@ -201,16 +236,24 @@ async function openConversation(id, messageId = null) {
   }
   try {
     const conversation = await api.get(`/api/conversations/${encodeURIComponent(id)}`);
-    conversationId = conversation.id;
+    setConversation(conversation.id);
     $('transcript').replaceChildren();
     let found = null;
+    let pending = null;
     for (const message of conversation.messages) {
       const shown = bubble(message.role === 'user' ? 'user' : 'assistant', message.content);
       shown.el.dataset.messageId = message.id;
-      if (message.status && message.status !== 'complete') shown.head.append(' ', badge(message.status));
+      if (message.status === 'pending') pending = shown;
+      else if (message.status && message.status !== 'complete') shown.head.append(' ', badge(message.status));
       if (message.id === messageId) found = shown.el;
     }
     markActive();
+    if (pending && pending.el === $('transcript').lastElementChild) {
+      // Still being answered (by any worker or replica): replay it from its start and
+      // follow it to its end.
+      const path = `/api/conversations/${encodeURIComponent(conversation.id)}/stream`;
+      follow(pending, (signal) => api.request(path, { signal, raw: true }));
+    }
     if (found) {
       found.classList.add('msg-found');
       found.tabIndex = -1;
@@ -223,6 +266,7 @@ async function openConversation(id, messageId = null) {
       if (messageId) say($('chat-status'), 'That message is no longer in the conversation.', 'warn');
     }
   } catch (error) {
+    if (error.status === 404 && id === sessionStorage.getItem(OPEN_KEY)) setConversation(null);
     say($('chat-status'), api.describe(error), 'error');
   }
 }

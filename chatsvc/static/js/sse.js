@@ -1,15 +1,16 @@
 // Server-sent events over fetch(): EventSource cannot send an Authorization header
 // or a POST body, so the stream is parsed here, following the WHATWG rules
-// (fields event/data, ':' comments, CRLF/LF/CR line ends, blank line dispatches).
+// (fields event/data/id, ':' comments, CRLF/LF/CR line ends, blank line dispatches).
 
 export function createParser(onEvent) {
   let buffer = '';
   let type = '';
   let data = [];
+  let id = ''; // the last event id, kept across events as the spec says
 
   function line(text) {
     if (text === '') {
-      if (data.length) onEvent({ event: type || 'message', data: data.join('\n') });
+      if (data.length) onEvent({ event: type || 'message', data: data.join('\n'), ...(id && { id }) });
       type = '';
       data = [];
       return;
@@ -21,6 +22,7 @@ export function createParser(onEvent) {
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'event') type = value;
     else if (field === 'data') data.push(value);
+    else if (field === 'id' && !value.includes('\0')) id = value;
   }
 
   return {
@@ -43,7 +45,7 @@ export function createParser(onEvent) {
   };
 }
 
-/** Yield {event, data} objects (data JSON-parsed) from a fetch Response body. */
+/** Yield {event, data, id} objects (data JSON-parsed) from a fetch Response body. */
 export async function* readEvents(response) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   const queue = [];
@@ -54,8 +56,8 @@ export async function* readEvents(response) {
       if (done) return;
       parser.push(value);
       while (queue.length) {
-        const { event, data } = queue.shift();
-        yield { event, data: JSON.parse(data) };
+        const { event, data, id } = queue.shift();
+        yield { event, data: JSON.parse(data), id };
       }
     }
   } finally {
