@@ -3,6 +3,18 @@
 Keyword ranking is the one piece written per backend: FTS5 BM25 on SQLite, tsvector
 `ts_rank_cd` on PostgreSQL. Both rank only the terms of `store.fts`, so no user text
 reaches MATCH or tsquery syntax. Rankings are fused by Reciprocal Rank Fusion.
+
+The work a keyword search does is bounded, whatever its words (evals/results/
+pg_bench.md, knowledge_bench.md): ranking cost grows with the rows a term matches, so
+
+* a term matching COMMON_ROWS rows or more is dropped when the query has a rarer one
+  (it would add little to the ranking and most of the cost); a query made only of
+  common terms is searched by its rarest one;
+* at most CANDIDATES matches are ranked: SQLite's newest, PostgreSQL's first from the
+  GIN index in table order.
+
+Below COMMON_ROWS rows per term and CANDIDATES matches nothing changes: the ranking is
+exact. The recall cost is measured in evals/results/retrieval.md.
 """
 
 from __future__ import annotations
@@ -13,8 +25,36 @@ from store.sql import POSTGRESQL
 
 RRF_K = 60
 KEYWORD_OVERFETCH = 500
+COMMON_ROWS = 2000
+CANDIDATES = 2000
 
 Ranking = list[tuple[str, float]]  # (row id, score) best first
+
+# (rowid, score) of the candidates, best first; {t} the FTS table, {cut} "LIMIT $over" or "".
+_MATCHES = {
+    "sqlite": (
+        "SELECT rowid, -rank AS score FROM (SELECT rowid, rank FROM {t} WHERE {t} MATCH $q "
+        "ORDER BY rowid DESC LIMIT $candidates) ORDER BY rank, rowid {cut}"),
+    POSTGRESQL: (
+        "SELECT f.rowid, ts_rank_cd(f.tsv, q) AS score FROM (SELECT rowid, tsv FROM {t} "
+        "WHERE tsv @@ to_tsquery('english', $q) LIMIT $candidates) f "
+        "CROSS JOIN to_tsquery('english', $q) AS q ORDER BY score DESC, f.rowid {cut}"),
+}
+# How many rows match one term, counting no further than COMMON_ROWS.
+_SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {t} MATCH $q LIMIT $common)"
+# PostgreSQL's estimate from ANALYZE's lexeme statistics (autovacuum keeps them): a
+# count would build the term's whole GIN bitmap, the cost being avoided. A lexeme
+# missing from the statistics is rarer than every one listed.
+_PG_ESTIMATE = (
+    "SELECT t.term, max(m.freq) * max(c.reltuples) AS n "
+    "FROM unnest(CAST($terms AS text[])) AS t(term) "
+    "JOIN pg_stats s ON s.schemaname = current_schema() AND s.tablename = $t "
+    "AND s.attname = 'tsv' "
+    "CROSS JOIN LATERAL unnest(CAST(CAST(s.most_common_elems AS text) AS text[]), "
+    "s.most_common_elem_freqs) AS m(elem, freq) "
+    "JOIN pg_class c ON c.oid = to_regclass($t) "
+    "WHERE m.elem = ANY(tsvector_to_array(to_tsvector('english', t.term))) GROUP BY t.term"
+)
 
 
 def rrf_merge(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -26,29 +66,46 @@ def rrf_merge(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, floa
     return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 
-def keyword_ranking(
-    db: Database, query: str, params: dict, *, fts5_sql: str, tsvector_sql: str
-) -> Ranking:
-    """(id, score) best first, at most `params["limit"]`.
+def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: str
+                    ) -> Ranking:
+    """(id, score) best first (higher is better), at most `params["limit"]`.
 
-    `fts5_sql` selects `id` and `rank` (BM25, lower is better) with `$q` the MATCH
-    expression and a `{cut}` placeholder in its FTS subquery; `tsvector_sql` selects
-    `id` and `rank` (`ts_rank_cd`) with `$q` a tsquery of OR-ed terms.
+    `sql` selects `id` and `score` from `({matches})`, the ranked candidates of the FTS
+    table `table` (columns `rowid`, `score`), joined and filtered by the caller.
     """
-    if db.dialect == POSTGRESQL:
-        terms = fts.query_terms(query)
-        if not terms:
-            return []
-        rows = db.execute(tsvector_sql, {**params, "q": " | ".join(terms)}).fetchall()
-        return [(row["id"], float(row["rank"])) for row in rows]
-    expression = fts.match_query(query)
-    if expression is None:
+    terms = searched_terms(db, table, fts.query_terms(query))
+    if not terms:
         return []
-    # The filtered top `limit` is taken from the best KEYWORD_OVERFETCH matches (ranking
-    # the FTS table alone is fast); only when too few of those pass the filters is
-    # every match joined and filtered.
-    params = {**params, "q": expression, "over": max(KEYWORD_OVERFETCH, params["limit"])}
-    rows = db.execute(fts5_sql.format(cut="LIMIT $over"), params).fetchall()
+    pg = db.dialect == POSTGRESQL
+    expression = " | ".join(terms) if pg else fts.or_match(terms)
+    matches = _MATCHES[db.dialect]
+    params = {**params, "q": expression, "candidates": CANDIDATES,
+              "over": max(KEYWORD_OVERFETCH, params["limit"])}
+    # The filtered top `limit` is taken from the best KEYWORD_OVERFETCH candidates (ranking
+    # the FTS table alone is fast); only when too few of those pass the filters are
+    # all candidates joined and filtered.
+    rows = db.execute(sql.format(matches=matches.format(t=table, cut="LIMIT $over")),
+                      params).fetchall()
     if len(rows) < params["limit"]:
-        rows = db.execute(fts5_sql.format(cut=""), params).fetchall()
-    return [(row["id"], -row["rank"]) for row in rows]
+        rows = db.execute(sql.format(matches=matches.format(t=table, cut="")),
+                          params).fetchall()
+    return [(row["id"], float(row["score"])) for row in rows]
+
+
+def searched_terms(db: Database, table: str, terms: list[str]) -> list[str]:
+    """`terms` less the common ones (see the module doc); the rarest alone when all are."""
+    if not terms:
+        return []
+    counts = _match_counts(db, table, terms)
+    rare = [t for t in terms if counts[t] < COMMON_ROWS]
+    return rare or [min(terms, key=lambda t: counts[t])]  # min() keeps the first of ties
+
+
+def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float]:
+    """Rows matching each term: SQLite counts up to COMMON_ROWS, PostgreSQL estimates."""
+    if db.dialect == POSTGRESQL:
+        rows = db.execute(_PG_ESTIMATE, {"terms": terms, "t": table}).fetchall()
+        estimates = {row["term"]: float(row["n"] or 0) for row in rows}
+        return {t: estimates.get(t, 0.0) for t in terms}
+    count = _SQLITE_COUNT.format(t=table)
+    return {t: db.scalar(count, {"q": fts.or_match([t]), "common": COMMON_ROWS}) for t in terms}
