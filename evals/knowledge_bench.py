@@ -50,6 +50,24 @@ def texts(n: int, rng: np.random.Generator) -> list[str]:
     return [" ".join(vocabulary[row]) for row in ranks]
 
 
+QUERY_SETS = ("typical", "common", "mixed")
+
+
+def query_sets(words: list[str], picks: np.ndarray) -> dict[str, list[str]]:
+    """Keyword queries made of the picked chunks' own words. typical: three outside the
+    50 most frequent (what stopword removal leaves of a real query); common: three of
+    the 50 most frequent (each in 6-100 % of chunks); mixed: two common, one typical."""
+    sets: dict[str, list[str]] = {name: [] for name in QUERY_SETS}
+    for i in picks:
+        own = list(dict.fromkeys(words[i].split()))
+        rare = [w for w in own if int(w[1:]) >= 50] or ["w0"]
+        common = [w for w in own if int(w[1:]) < 50] or ["w0"]
+        sets["typical"].append(" ".join(rare[:3]))
+        sets["common"].append(" ".join(common[:3]))
+        sets["mixed"].append(" ".join([*common[:2], rare[0]]))
+    return sets
+
+
 def populate(db: Database, vectors: np.ndarray, words: list[str]) -> Knowledge:
     knowledge = Knowledge(db)
     jobs = []

@@ -44,16 +44,21 @@ _MATCHES = {
 _SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {t} MATCH $q LIMIT $common)"
 # PostgreSQL's estimate from ANALYZE's lexeme statistics (autovacuum keeps them): a
 # count would build the term's whole GIN bitmap, the cost being avoided. A lexeme
-# missing from the statistics is rarer than every one listed.
+# missing from the statistics is rarer than every one listed (n NULL); a term with no
+# lexeme (an `english` stop word) matches nothing.
 _PG_ESTIMATE = (
-    "SELECT t.term, max(m.freq) * max(c.reltuples) AS n "
-    "FROM unnest(CAST($terms AS text[])) AS t(term) "
-    "JOIN pg_stats s ON s.schemaname = current_schema() AND s.tablename = $t "
-    "AND s.attname = 'tsv' "
+    "SELECT t.term, length(to_tsvector('english', t.term)) AS lexemes, "
+    "(SELECT max(m.freq) * max(c.reltuples) FROM pg_stats s "
     "CROSS JOIN LATERAL unnest(CAST(CAST(s.most_common_elems AS text) AS text[]), "
-    "s.most_common_elem_freqs) AS m(elem, freq) "
-    "JOIN pg_class c ON c.oid = to_regclass($t) "
-    "WHERE m.elem = ANY(tsvector_to_array(to_tsvector('english', t.term))) GROUP BY t.term"
+    "s.most_common_elem_freqs) AS m(elem, freq) JOIN pg_class c ON c.oid = to_regclass($t) "
+    "WHERE s.schemaname = current_schema() AND s.tablename = $t AND s.attname = 'tsv' "
+    "AND m.elem = ANY(tsvector_to_array(to_tsvector('english', t.term)))) AS n "
+    "FROM unnest(CAST($terms AS text[])) AS t(term)"
+)
+# Which of the terms match a row (cheap for the rare terms it is asked about).
+_PG_FOUND = (
+    "SELECT t.term FROM unnest(CAST($terms AS text[])) AS t(term) "
+    "WHERE EXISTS (SELECT 1 FROM {t} WHERE tsv @@ to_tsquery('english', t.term))"
 )
 
 
@@ -93,19 +98,28 @@ def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: 
 
 
 def searched_terms(db: Database, table: str, terms: list[str]) -> list[str]:
-    """`terms` less the common ones (see the module doc); the rarest alone when all are."""
-    if not terms:
+    """`terms` less the common ones (see the module doc); the rarest alone when all are.
+    A term that matches nothing is left out: it must not displace a common one."""
+    counts = _match_counts(db, table, terms) if terms else {}
+    searchable = [t for t in terms if t in counts]
+    if not searchable:
         return []
-    counts = _match_counts(db, table, terms)
-    rare = [t for t in terms if counts[t] < COMMON_ROWS]
-    return rare or [min(terms, key=lambda t: counts[t])]  # min() keeps the first of ties
+    rare = [t for t in searchable if counts[t] < COMMON_ROWS]
+    return rare or [min(searchable, key=lambda t: counts[t])]  # min() keeps the first of ties
 
 
 def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float]:
-    """Rows matching each term: SQLite counts up to COMMON_ROWS, PostgreSQL estimates."""
-    if db.dialect == POSTGRESQL:
-        rows = db.execute(_PG_ESTIMATE, {"terms": terms, "t": table}).fetchall()
-        estimates = {row["term"]: float(row["n"] or 0) for row in rows}
-        return {t: estimates.get(t, 0.0) for t in terms}
-    count = _SQLITE_COUNT.format(t=table)
-    return {t: db.scalar(count, {"q": fts.or_match([t]), "common": COMMON_ROWS}) for t in terms}
+    """Rows matching each term that matches any: SQLite counts up to COMMON_ROWS,
+    PostgreSQL estimates."""
+    if db.dialect != POSTGRESQL:
+        count = _SQLITE_COUNT.format(t=table)
+        counts = {t: db.scalar(count, {"q": fts.or_match([t]), "common": COMMON_ROWS})
+                  for t in terms}
+        return {t: n for t, n in counts.items() if n}
+    rows = db.execute(_PG_ESTIMATE, {"terms": terms, "t": table}).fetchall()
+    counts = {row["term"]: float(row["n"] or 0) for row in rows if row["lexemes"]}
+    rare = [t for t, n in counts.items() if n < COMMON_ROWS]
+    if len(rare) == len(counts):
+        return counts  # nothing is dropped: whether they match makes no difference
+    found = {row["term"] for row in db.execute(_PG_FOUND.format(t=table), {"terms": rare})}
+    return {t: n for t, n in counts.items() if n >= COMMON_ROWS or t in found}

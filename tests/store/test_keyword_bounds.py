@@ -78,3 +78,11 @@ def test_message_search_prunes_common_terms_too(stores, users, monkeypatch):
     hits = stores.messages.keyword("deploy notes", Bounds(alice.id))
     assert [h.content for h in hits] == [DEPLOY]
     assert len(stores.messages.keyword("weekly notes", Bounds(alice.id))) >= 6
+
+
+def test_a_term_matching_nothing_does_not_displace_a_common_one(stores, monkeypatch):
+    _corpus(stores)
+    monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
+    assert searched_terms(stores.db, "knowledge_fts", ["zyxwv", "notes"]) == ["notes"]
+    assert len(_texts(stores, "zyxwv notes")) == 7
+    assert _texts(stores, "zyxwv") == []
