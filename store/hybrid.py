@@ -25,8 +25,8 @@ from store.sql import POSTGRESQL
 
 RRF_K = 60
 KEYWORD_OVERFETCH = 500
-COMMON_ROWS = 2000
-CANDIDATES = 2000
+COMMON_ROWS = 5000
+CANDIDATES = 5000
 
 Ranking = list[tuple[str, float]]  # (row id, score) best first
 

@@ -2,8 +2,8 @@
 shipped corpus with the local embedder, score keyword / semantic / hybrid search and three
 FTS tokenizer set-ups, write the results.
 
-The corpus is far below keyword search's bounds (store/hybrid.py: terms matching 2,000
-rows are "common", 2,000 matches ranked), so the shipped run is exact; --common-rows
+The corpus is far below keyword search's bounds (store/hybrid.py: terms matching 5,000
+rows are "common", 5,000 matches ranked), so the shipped run is exact; --common-rows
 and --candidates lower them to measure what the bounds cost on labelled queries."""
 
 from __future__ import annotations

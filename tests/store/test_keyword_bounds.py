@@ -63,7 +63,7 @@ def test_at_most_candidates_matches_are_ranked(stores, monkeypatch):
     _corpus(stores)
     monkeypatch.setattr("store.hybrid.CANDIDATES", 3)
     assert len(_texts(stores, "notes")) == 3
-    monkeypatch.setattr("store.hybrid.CANDIDATES", 2000)
+    monkeypatch.setattr("store.hybrid.CANDIDATES", 5000)
     assert len(_texts(stores, "notes")) == 7
 
 
