@@ -49,7 +49,7 @@ from store.clock import now_iso
 from store.contract import EmbedJob
 from store.facts import content_hash
 from store.pg._db import EF_SEARCH
-from store.sql import POSTGRESQL
+from store.sql import POSTGRESQL, SQLITE
 
 LIMIT = 10
 POOL = 50  # what hybrid asks each ranking for at limit 10
@@ -159,8 +159,7 @@ def bench_words(knowledge, words: list[str], queries: np.ndarray) -> dict:
 def unbounded():
     """Keyword search without its bounds (a no-op on code that has none)."""
     saved = {name: getattr(hybrid, name, None) for name in ("COMMON_ROWS", "CANDIDATES")}
-    for name in saved:
-        setattr(hybrid, name, 10**12)
+    hybrid.COMMON_ROWS, hybrid.CANDIDATES = 10**12, {SQLITE: 10**12, POSTGRESQL: 10**12}
     try:
         yield
     finally:

@@ -10,23 +10,28 @@ pg_bench.md, knowledge_bench.md): ranking cost grows with the rows a term matche
 * a term matching COMMON_ROWS rows or more is dropped when the query has a rarer one
   (it would add little to the ranking and most of the cost); a query made only of
   common terms is searched by its rarest one;
-* at most CANDIDATES matches are ranked: SQLite's newest, PostgreSQL's first from the
-  GIN index in table order.
+* at most CANDIDATES matches are ranked (5,000 on SQLite, the newest; 2,000 on
+  PostgreSQL, the first the GIN index yields, in table order).
 
 Below COMMON_ROWS rows per term and CANDIDATES matches nothing changes: the ranking is
-exact. The recall cost is measured in evals/results/retrieval.md.
+exact. The bounds were chosen in evals/results/keyword_bounds_sweep.md; their recall
+cost on labelled queries is in evals/results/retrieval_bounds*.md.
 """
 
 from __future__ import annotations
 
+import time
+import weakref
+
 from store import fts
 from store.contract import Database
-from store.sql import POSTGRESQL
+from store.sql import POSTGRESQL, SQLITE
 
 RRF_K = 60
 KEYWORD_OVERFETCH = 500
 COMMON_ROWS = 5000
-CANDIDATES = 5000
+# ts_rank_cd reads each candidate's row from the heap: dearer per row than FTS5's BM25.
+CANDIDATES = {SQLITE: 5000, POSTGRESQL: 2000}
 
 Ranking = list[tuple[str, float]]  # (row id, score) best first
 
@@ -42,17 +47,20 @@ _MATCHES = {
 }
 # How many rows match one term, counting no further than COMMON_ROWS.
 _SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {t} MATCH $q LIMIT $common)"
-# PostgreSQL's estimate from ANALYZE's lexeme statistics (autovacuum keeps them): a
-# count would build the term's whole GIN bitmap, the cost being avoided. A lexeme
-# missing from the statistics is rarer than every one listed (n NULL); a term with no
-# lexeme (an `english` stop word) matches nothing.
-_PG_ESTIMATE = (
-    "SELECT t.term, length(to_tsvector('english', t.term)) AS lexemes, "
-    "(SELECT max(m.freq) * max(c.reltuples) FROM pg_stats s "
-    "CROSS JOIN LATERAL unnest(CAST(CAST(s.most_common_elems AS text) AS text[]), "
-    "s.most_common_elem_freqs) AS m(elem, freq) JOIN pg_class c ON c.oid = to_regclass($t) "
-    "WHERE s.schemaname = current_schema() AND s.tablename = $t AND s.attname = 'tsv' "
-    "AND m.elem = ANY(tsvector_to_array(to_tsvector('english', t.term)))) AS n "
+# PostgreSQL's estimate comes from ANALYZE's lexeme statistics (autovacuum keeps them),
+# read once a minute per table: a count would build the term's whole GIN bitmap, the
+# cost being avoided, and reading the statistics costs ~10 ms. A lexeme missing from
+# them is rarer than every one listed.
+STATS_SECONDS = 60.0
+_PG_STATS = (
+    "SELECT CAST(CAST(s.most_common_elems AS text) AS text[]) AS elems, "
+    "s.most_common_elem_freqs AS freqs, c.reltuples FROM pg_stats s "
+    "JOIN pg_class c ON c.oid = to_regclass($t) WHERE s.schemaname = current_schema() "
+    "AND s.tablename = $t AND s.attname = 'tsv'"
+)
+# Each term's lexemes (none for an `english` stop word, which matches nothing).
+_PG_LEXEMES = (
+    "SELECT t.term, tsvector_to_array(to_tsvector('english', t.term)) AS lexemes "
     "FROM unnest(CAST($terms AS text[])) AS t(term)"
 )
 # Which of the terms match a row (cheap for the rare terms it is asked about).
@@ -60,6 +68,7 @@ _PG_FOUND = (
     "SELECT t.term FROM unnest(CAST($terms AS text[])) AS t(term) "
     "WHERE EXISTS (SELECT 1 FROM {t} WHERE tsv @@ to_tsquery('english', t.term))"
 )
+_stats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {table: (at, rows)}
 
 
 def rrf_merge(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -84,7 +93,7 @@ def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: 
     pg = db.dialect == POSTGRESQL
     expression = " | ".join(terms) if pg else fts.or_match(terms)
     matches = _MATCHES[db.dialect]
-    params = {**params, "q": expression, "candidates": CANDIDATES,
+    params = {**params, "q": expression, "candidates": CANDIDATES[db.dialect],
               "over": max(KEYWORD_OVERFETCH, params["limit"])}
     # The filtered top `limit` is taken from the best KEYWORD_OVERFETCH candidates (ranking
     # the FTS table alone is fast); only when too few of those pass the filters are
@@ -116,10 +125,24 @@ def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float
         counts = {t: db.scalar(count, {"q": fts.or_match([t]), "common": COMMON_ROWS})
                   for t in terms}
         return {t: n for t, n in counts.items() if n}
-    rows = db.execute(_PG_ESTIMATE, {"terms": terms, "t": table}).fetchall()
-    counts = {row["term"]: float(row["n"] or 0) for row in rows if row["lexemes"]}
+    estimates = _lexeme_rows(db, table)
+    counts = {row["term"]: max(estimates.get(lexeme, 0.0) for lexeme in row["lexemes"])
+              for row in db.execute(_PG_LEXEMES, {"terms": terms}) if row["lexemes"]}
     rare = [t for t, n in counts.items() if n < COMMON_ROWS]
     if len(rare) == len(counts):
         return counts  # nothing is dropped: whether they match makes no difference
     found = {row["term"] for row in db.execute(_PG_FOUND.format(t=table), {"terms": rare})}
     return {t: n for t, n in counts.items() if n >= COMMON_ROWS or t in found}
+
+
+def _lexeme_rows(db: Database, table: str) -> dict[str, float]:
+    """Estimated rows per lexeme of `table`'s tsvector (the listed ones), cached."""
+    tables = _stats.setdefault(db, {})
+    read_at, rows = tables.get(table, (None, {}))
+    if read_at is None or time.monotonic() - read_at >= STATS_SECONDS:
+        row = db.execute(_PG_STATS, {"t": table}).fetchone()
+        rows = {} if row is None or row["elems"] is None else {
+            lexeme: freq * row["reltuples"]
+            for lexeme, freq in zip(row["elems"], row["freqs"], strict=False)}
+        tables[table] = (time.monotonic(), rows)
+    return rows

@@ -3,7 +3,7 @@ shipped corpus with the local embedder, score keyword / semantic / hybrid search
 FTS tokenizer set-ups, write the results.
 
 The corpus is far below keyword search's bounds (store/hybrid.py: terms matching 5,000
-rows are "common", 5,000 matches ranked), so the shipped run is exact; --common-rows
+rows are "common", 5,000 matches ranked on SQLite), so the shipped run is exact; --common-rows
 and --candidates lower them to measure what the bounds cost on labelled queries."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from chatsvc.embeddings import LocalEmbedder
 from evals.retrieval import data, tokenizers
 from evals.retrieval.metrics import doc_ranking, recall_at, reciprocal_rank, summarise
 from store import hybrid
+from store.sql import SQLITE
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 MODES = ("keyword", "semantic", "hybrid")
@@ -102,7 +103,8 @@ async def run() -> dict:
         "corpus": {"documents": chunks["total"], "chunks": chunk_count, "queries": len(queries),
                    "index_seconds": round(index_seconds, 1)},
         "embedder": f"{LocalEmbedder.model} (local, in-process)",
-        "keyword_bounds": {"common_rows": hybrid.COMMON_ROWS, "candidates": hybrid.CANDIDATES},
+        "keyword_bounds": {"common_rows": hybrid.COMMON_ROWS,
+                           "candidates": hybrid.CANDIDATES[SQLITE]},
         "machine": f"shared, loaded 2-core machine ({platform.machine()}, Python "
                    f"{platform.python_version()})",
         "modes": {mode: _by_lang(rows) for mode, rows in modes.items()},
@@ -160,10 +162,10 @@ def notes(result: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--common-rows", type=int, default=hybrid.COMMON_ROWS)
-    parser.add_argument("--candidates", type=int, default=hybrid.CANDIDATES)
+    parser.add_argument("--candidates", type=int, default=hybrid.CANDIDATES[SQLITE])
     parser.add_argument("--out", default="retrieval", help="results file name, no suffix")
     args = parser.parse_args()
-    hybrid.COMMON_ROWS, hybrid.CANDIDATES = args.common_rows, args.candidates
+    hybrid.COMMON_ROWS, hybrid.CANDIDATES[SQLITE] = args.common_rows, args.candidates
     result = asyncio.run(run())
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(

@@ -4,7 +4,7 @@ corpus below those bounds the ranking is the exact one. Both backends."""
 
 import pytest
 
-from store import Bounds, ChunkIn
+from store import Bounds, ChunkIn, hybrid
 from store.backend import stores_for
 from store.hybrid import searched_terms
 from store.sql import POSTGRESQL
@@ -61,9 +61,9 @@ def test_a_query_of_only_common_words_still_finds_rows(stores, monkeypatch):
 
 def test_at_most_candidates_matches_are_ranked(stores, monkeypatch):
     _corpus(stores)
-    monkeypatch.setattr("store.hybrid.CANDIDATES", 3)
+    monkeypatch.setitem(hybrid.CANDIDATES, stores.db.dialect, 3)
     assert len(_texts(stores, "notes")) == 3
-    monkeypatch.setattr("store.hybrid.CANDIDATES", 5000)
+    monkeypatch.setitem(hybrid.CANDIDATES, stores.db.dialect, 5000)
     assert len(_texts(stores, "notes")) == 7
 
 
