@@ -45,6 +45,8 @@ _MATCHES = {
         "WHERE tsv @@ to_tsquery('english', $q) LIMIT $candidates) f "
         "CROSS JOIN to_tsquery('english', $q) AS q ORDER BY score DESC, f.rowid {cut}"),
 }
+# SQLite when its counts show that the cap cannot bite: every match, ranked in one pass.
+_SQLITE_ALL = "SELECT rowid, -rank AS score FROM {t} WHERE {t} MATCH $q ORDER BY rank, rowid {cut}"
 # How many rows match one term, counting no further than COMMON_ROWS.
 _SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {t} MATCH $q LIMIT $common)"
 # PostgreSQL's estimate comes from ANALYZE's lexeme statistics (autovacuum keeps them),
@@ -87,12 +89,12 @@ def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: 
     `sql` selects `id` and `score` from `({matches})`, the ranked candidates of the FTS
     table `table` (columns `rowid`, `score`), joined and filtered by the caller.
     """
-    terms = searched_terms(db, table, fts.query_terms(query))
-    if not terms:
+    counts = searched_terms(db, table, fts.query_terms(query))
+    if not counts:
         return []
     pg = db.dialect == POSTGRESQL
-    expression = " | ".join(terms) if pg else fts.or_match(terms)
-    matches = _MATCHES[db.dialect]
+    expression = " | ".join(counts) if pg else fts.or_match(list(counts))
+    matches = _matches(db.dialect, counts)
     params = {**params, "q": expression, "candidates": CANDIDATES[db.dialect],
               "over": max(KEYWORD_OVERFETCH, params["limit"])}
     # The filtered top `limit` is taken from the best KEYWORD_OVERFETCH candidates (ranking
@@ -106,15 +108,24 @@ def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: 
     return [(row["id"], float(row["score"])) for row in rows]
 
 
-def searched_terms(db: Database, table: str, terms: list[str]) -> list[str]:
-    """`terms` less the common ones (see the module doc); the rarest alone when all are.
-    A term that matches nothing is left out: it must not displace a common one."""
+def _matches(dialect: str, counts: dict[str, float]) -> str:
+    """The candidates query; on SQLite without the cap when the counts (exact below
+    COMMON_ROWS) show that it cannot bite: ranking every match in one pass is cheaper."""
+    few = max(counts.values()) < COMMON_ROWS and sum(counts.values()) <= CANDIDATES[dialect]
+    return _SQLITE_ALL if dialect == SQLITE and few else _MATCHES[dialect]
+
+
+def searched_terms(db: Database, table: str, terms: list[str]) -> dict[str, float]:
+    """`terms` less the common ones (see the module doc), the rarest alone when all are,
+    each with its count. A term that matches nothing is left out: it must not displace
+    a common one."""
     counts = _match_counts(db, table, terms) if terms else {}
     searchable = [t for t in terms if t in counts]
     if not searchable:
-        return []
+        return {}
     rare = [t for t in searchable if counts[t] < COMMON_ROWS]
-    return rare or [min(searchable, key=lambda t: counts[t])]  # min() keeps the first of ties
+    kept = rare or [min(searchable, key=lambda t: counts[t])]  # min() keeps the first of ties
+    return {t: counts[t] for t in kept}
 
 
 def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float]:

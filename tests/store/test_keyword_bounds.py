@@ -46,14 +46,14 @@ def test_below_the_bounds_the_ranking_is_unchanged(stores, monkeypatch):
 def test_a_common_term_is_dropped_when_a_rarer_one_is_left(stores, monkeypatch):
     _corpus(stores)
     monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
-    assert searched_terms(stores.db, "knowledge_fts", ["deploy", "notes"]) == ["deploy"]
+    assert list(searched_terms(stores.db, "knowledge_fts", ["deploy", "notes"])) == ["deploy"]
     assert _texts(stores, "deploy notes") == [DEPLOY]
 
 
 def test_a_query_of_only_common_words_still_finds_rows(stores, monkeypatch):
     _corpus(stores)
     monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
-    assert searched_terms(stores.db, "knowledge_fts", ["notes", "weekly"]) in (
+    assert list(searched_terms(stores.db, "knowledge_fts", ["notes", "weekly"])) in (
         ["notes"], ["weekly"])
     found = _texts(stores, "notes weekly")
     assert len(found) >= 6 and all("notes" in text for text in found)
@@ -83,6 +83,6 @@ def test_message_search_prunes_common_terms_too(stores, users, monkeypatch):
 def test_a_term_matching_nothing_does_not_displace_a_common_one(stores, monkeypatch):
     _corpus(stores)
     monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
-    assert searched_terms(stores.db, "knowledge_fts", ["zyxwv", "notes"]) == ["notes"]
+    assert list(searched_terms(stores.db, "knowledge_fts", ["zyxwv", "notes"])) == ["notes"]
     assert len(_texts(stores, "zyxwv notes")) == 7
     assert _texts(stores, "zyxwv") == []
