@@ -9,9 +9,9 @@ pg_bench.md, knowledge_bench.md): ranking cost grows with the rows a term matche
 
 * a term matching COMMON_ROWS rows or more is dropped when the query has a rarer one
   (it would add little to the ranking and most of the cost); a query made only of
-  common terms is searched by its rarest one;
-* at most CANDIDATES matches are ranked (5,000 on SQLite, the newest; 2,000 on
-  PostgreSQL, the first the GIN index yields, in table order).
+  common terms is searched by its rarest one, ranking COMMON_CANDIDATES matches;
+* otherwise at most CANDIDATES matches are ranked (5,000 on SQLite, the newest; 2,000
+  on PostgreSQL, the first the GIN index yields, in table order).
 
 Below COMMON_ROWS rows per term and CANDIDATES matches nothing changes: the ranking is
 exact. The bounds were chosen in evals/results/keyword_bounds_sweep.md; their recall
@@ -32,6 +32,9 @@ KEYWORD_OVERFETCH = 500
 COMMON_ROWS = 5000
 # ts_rank_cd reads each candidate's row from the heap: dearer per row than FTS5's BM25.
 CANDIDATES = {SQLITE: 5000, POSTGRESQL: 2000}
+# A query of only common terms has little to rank by (their weights are near zero), and
+# finding its matches already costs most of the budget.
+COMMON_CANDIDATES = 1000
 
 Ranking = list[tuple[str, float]]  # (row id, score) best first
 
@@ -95,7 +98,9 @@ def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: 
     pg = db.dialect == POSTGRESQL
     expression = " | ".join(counts) if pg else fts.or_match(list(counts))
     matches = _matches(db.dialect, counts)
-    params = {**params, "q": expression, "candidates": CANDIDATES[db.dialect],
+    common = min(counts.values()) >= COMMON_ROWS  # then `counts` holds one term
+    params = {**params, "q": expression,
+              "candidates": COMMON_CANDIDATES if common else CANDIDATES[db.dialect],
               "over": max(KEYWORD_OVERFETCH, params["limit"])}
     # The filtered top `limit` is taken from the best KEYWORD_OVERFETCH candidates (ranking
     # the FTS table alone is fast); only when too few of those pass the filters are

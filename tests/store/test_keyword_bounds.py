@@ -59,6 +59,14 @@ def test_a_query_of_only_common_words_still_finds_rows(stores, monkeypatch):
     assert len(found) >= 6 and all("notes" in text for text in found)
 
 
+def test_a_query_of_only_common_words_ranks_fewer_candidates(stores, monkeypatch):
+    _corpus(stores)
+    monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
+    monkeypatch.setattr("store.hybrid.COMMON_CANDIDATES", 2)
+    assert len(_texts(stores, "notes weekly")) == 2
+    assert _texts(stores, "deploy notes") == [DEPLOY]  # a rare term: the usual cap
+
+
 def test_at_most_candidates_matches_are_ranked(stores, monkeypatch):
     _corpus(stores)
     monkeypatch.setitem(hybrid.CANDIDATES, stores.db.dialect, 3)
