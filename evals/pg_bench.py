@@ -48,7 +48,6 @@ from store.backend import open_database, stores_for
 from store.clock import now_iso
 from store.contract import EmbedJob
 from store.facts import content_hash
-from store.pg._db import EF_SEARCH
 from store.sql import POSTGRESQL, SQLITE
 
 LIMIT = 10
@@ -123,16 +122,16 @@ def bench_backend(stores, data: dict, n_queries: int) -> dict:
 
 
 def hnsw_sweep(stores, queries: np.ndarray, exact, index_of: dict) -> dict:
-    """Knowledge semantic search at other `hnsw.ef_search` values (shipped: EF_SEARCH);
+    """Knowledge semantic search at other `hnsw.ef_search` values than the shipped one;
     this thread's connection is the one the searches use."""
-    out = {}
+    out, shipped = {}, stores.db.scalar("SHOW hnsw.ef_search")
     for ef in EF_SWEEP:
         stores.db.execute(f"SET hnsw.ef_search = {ef}")
         times, hits = timed(lambda q: stores.knowledge.semantic(
             q, viewer_id="bench", limit=LIMIT), queries)
         out[f"knowledge_semantic_ef{ef}"] = {**summary(times), "recall@10": recall(
             [[index_of[h.chunk_id] for h in found] for found in hits], exact)}
-    stores.db.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+    stores.db.execute(f"SET hnsw.ef_search = {int(shipped)}")
     return out
 
 
