@@ -53,8 +53,13 @@ def query_terms(text: str) -> list[str]:
 def match_query(text: str) -> str | None:
     """A safe FTS5 MATCH expression for `text`, or None when it has no searchable term."""
     terms = query_terms(text)
+    return or_match(terms) if terms else None
+
+
+def or_match(terms: list[str]) -> str:
+    """The FTS5 MATCH expression for any of `terms` (from `query_terms`)."""
     # Terms hold only word characters, so quoting makes each one a plain string.
-    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+    return " OR ".join(f'"{t}"' for t in terms)
 
 
 def first_hit(text: str, query: str) -> int:

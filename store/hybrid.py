@@ -3,18 +3,77 @@
 Keyword ranking is the one piece written per backend: FTS5 BM25 on SQLite, tsvector
 `ts_rank_cd` on PostgreSQL. Both rank only the terms of `store.fts`, so no user text
 reaches MATCH or tsquery syntax. Rankings are fused by Reciprocal Rank Fusion.
+
+The work a keyword search does is bounded, whatever its words (evals/results/
+pg_bench.md, knowledge_bench.md): ranking cost grows with the rows a term matches, so
+
+* a term matching COMMON_ROWS rows or more is dropped when the query has a rarer one
+  (it would add little to the ranking and most of the cost); a query made only of
+  common terms is searched by its rarest one, ranking COMMON_CANDIDATES matches;
+* otherwise at most CANDIDATES matches are ranked (5,000 on SQLite, the newest; 2,000
+  on PostgreSQL, the first the GIN index yields, in table order).
+
+Below COMMON_ROWS rows per term and CANDIDATES matches nothing changes: the ranking is
+exact. The bounds were chosen in evals/results/keyword_bounds_sweep.md; their recall
+cost on labelled queries is in evals/results/retrieval_bounds*.md.
 """
 
 from __future__ import annotations
 
+import time
+import weakref
+
 from store import fts
 from store.contract import Database
-from store.sql import POSTGRESQL
+from store.sql import POSTGRESQL, SQLITE
 
 RRF_K = 60
 KEYWORD_OVERFETCH = 500
+COMMON_ROWS = 5000
+# ts_rank_cd reads each candidate's row from the heap: dearer per row than FTS5's BM25.
+CANDIDATES = {SQLITE: 5000, POSTGRESQL: 2000}
+# A query of only common terms has little to rank by (their weights are near zero), and
+# finding its matches already costs most of the budget.
+COMMON_CANDIDATES = 1000
 
 Ranking = list[tuple[str, float]]  # (row id, score) best first
+
+# (rowid, score) of the candidates, best first; {t} the FTS table, {cut} "LIMIT $over" or "".
+_MATCHES = {
+    "sqlite": (
+        "SELECT rowid, -rank AS score FROM (SELECT rowid, rank FROM {t} WHERE {t} MATCH $q "
+        "ORDER BY rowid DESC LIMIT $candidates) ORDER BY rank, rowid {cut}"),
+    POSTGRESQL: (
+        "SELECT f.rowid, ts_rank_cd(f.tsv, q) AS score FROM (SELECT rowid, tsv FROM {t} "
+        "WHERE tsv @@ to_tsquery('english', $q) LIMIT $candidates) f "
+        "CROSS JOIN to_tsquery('english', $q) AS q ORDER BY score DESC, f.rowid {cut}"),
+}
+# SQLite when its counts show that the cap cannot bite: every match, ranked in one pass.
+_SQLITE_ALL = "SELECT rowid, -rank AS score FROM {t} WHERE {t} MATCH $q ORDER BY rank, rowid {cut}"
+# How many rows match one term, counting no further than COMMON_ROWS.
+_SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {t} MATCH $q LIMIT $common)"
+# PostgreSQL's estimate comes from ANALYZE's lexeme statistics (autovacuum keeps them),
+# read once a minute per table: a count would build the term's whole GIN bitmap, the
+# cost being avoided, and reading the statistics costs ~10 ms. A lexeme missing from
+# them is rarer than every one listed.
+STATS_SECONDS = 60.0
+_PG_STATS = (
+    "SELECT CAST(CAST(s.most_common_elems AS text) AS text[]) AS elems, "
+    "s.most_common_elem_freqs AS freqs, c.reltuples FROM pg_stats s "
+    "JOIN pg_class c ON c.oid = to_regclass($t) WHERE s.schemaname = current_schema() "
+    "AND s.tablename = $t AND s.attname = 'tsv'"
+)
+# Each term's lexemes (none for an `english` stop word, which matches nothing).
+_PG_LEXEMES = (
+    "SELECT t.term, tsvector_to_array(to_tsvector('english', t.term)) AS lexemes "
+    "FROM unnest(CAST($terms AS text[])) AS t(term)"
+)
+# Which of the terms match a row (cheap for the rare terms it is asked about).
+_PG_FOUND = (
+    "SELECT t.term FROM unnest(CAST($terms AS text[])) AS t(term) "
+    "WHERE EXISTS (SELECT 1 FROM {t} WHERE tsv @@ to_tsquery('english', t.term))"
+)
+_stats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {table: (at, rows)}
 
 
 def rrf_merge(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -26,29 +85,80 @@ def rrf_merge(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, floa
     return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 
-def keyword_ranking(
-    db: Database, query: str, params: dict, *, fts5_sql: str, tsvector_sql: str
-) -> Ranking:
-    """(id, score) best first, at most `params["limit"]`.
+def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: str
+                    ) -> Ranking:
+    """(id, score) best first (higher is better), at most `params["limit"]`.
 
-    `fts5_sql` selects `id` and `rank` (BM25, lower is better) with `$q` the MATCH
-    expression and a `{cut}` placeholder in its FTS subquery; `tsvector_sql` selects
-    `id` and `rank` (`ts_rank_cd`) with `$q` a tsquery of OR-ed terms.
+    `sql` selects `id` and `score` from `({matches})`, the ranked candidates of the FTS
+    table `table` (columns `rowid`, `score`), joined and filtered by the caller.
     """
-    if db.dialect == POSTGRESQL:
-        terms = fts.query_terms(query)
-        if not terms:
-            return []
-        rows = db.execute(tsvector_sql, {**params, "q": " | ".join(terms)}).fetchall()
-        return [(row["id"], float(row["rank"])) for row in rows]
-    expression = fts.match_query(query)
-    if expression is None:
+    counts = searched_terms(db, table, fts.query_terms(query))
+    if not counts:
         return []
-    # The filtered top `limit` is taken from the best KEYWORD_OVERFETCH matches (ranking
-    # the FTS table alone is fast); only when too few of those pass the filters is
-    # every match joined and filtered.
-    params = {**params, "q": expression, "over": max(KEYWORD_OVERFETCH, params["limit"])}
-    rows = db.execute(fts5_sql.format(cut="LIMIT $over"), params).fetchall()
+    pg = db.dialect == POSTGRESQL
+    expression = " | ".join(counts) if pg else fts.or_match(list(counts))
+    matches = _matches(db.dialect, counts)
+    common = min(counts.values()) >= COMMON_ROWS  # then `counts` holds one term
+    params = {**params, "q": expression,
+              "candidates": COMMON_CANDIDATES if common else CANDIDATES[db.dialect],
+              "over": max(KEYWORD_OVERFETCH, params["limit"])}
+    # The filtered top `limit` is taken from the best KEYWORD_OVERFETCH candidates (ranking
+    # the FTS table alone is fast); only when too few of those pass the filters are
+    # all candidates joined and filtered.
+    rows = db.execute(sql.format(matches=matches.format(t=table, cut="LIMIT $over")),
+                      params).fetchall()
     if len(rows) < params["limit"]:
-        rows = db.execute(fts5_sql.format(cut=""), params).fetchall()
-    return [(row["id"], -row["rank"]) for row in rows]
+        rows = db.execute(sql.format(matches=matches.format(t=table, cut="")),
+                          params).fetchall()
+    return [(row["id"], float(row["score"])) for row in rows]
+
+
+def _matches(dialect: str, counts: dict[str, float]) -> str:
+    """The candidates query; on SQLite without the cap when the counts (exact below
+    COMMON_ROWS) show that it cannot bite: ranking every match in one pass is cheaper."""
+    few = max(counts.values()) < COMMON_ROWS and sum(counts.values()) <= CANDIDATES[dialect]
+    return _SQLITE_ALL if dialect == SQLITE and few else _MATCHES[dialect]
+
+
+def searched_terms(db: Database, table: str, terms: list[str]) -> dict[str, float]:
+    """`terms` less the common ones (see the module doc), the rarest alone when all are,
+    each with its count. A term that matches nothing is left out: it must not displace
+    a common one."""
+    counts = _match_counts(db, table, terms) if terms else {}
+    searchable = [t for t in terms if t in counts]
+    if not searchable:
+        return {}
+    rare = [t for t in searchable if counts[t] < COMMON_ROWS]
+    kept = rare or [min(searchable, key=lambda t: counts[t])]  # min() keeps the first of ties
+    return {t: counts[t] for t in kept}
+
+
+def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float]:
+    """Rows matching each term that matches any: SQLite counts up to COMMON_ROWS,
+    PostgreSQL estimates."""
+    if db.dialect != POSTGRESQL:
+        count = _SQLITE_COUNT.format(t=table)
+        counts = {t: db.scalar(count, {"q": fts.or_match([t]), "common": COMMON_ROWS})
+                  for t in terms}
+        return {t: n for t, n in counts.items() if n}
+    estimates = _lexeme_rows(db, table)
+    counts = {row["term"]: max(estimates.get(lexeme, 0.0) for lexeme in row["lexemes"])
+              for row in db.execute(_PG_LEXEMES, {"terms": terms}) if row["lexemes"]}
+    rare = [t for t, n in counts.items() if n < COMMON_ROWS]
+    if len(rare) == len(counts):
+        return counts  # nothing is dropped: whether they match makes no difference
+    found = {row["term"] for row in db.execute(_PG_FOUND.format(t=table), {"terms": rare})}
+    return {t: n for t, n in counts.items() if n >= COMMON_ROWS or t in found}
+
+
+def _lexeme_rows(db: Database, table: str) -> dict[str, float]:
+    """Estimated rows per lexeme of `table`'s tsvector (the listed ones), cached."""
+    tables = _stats.setdefault(db, {})
+    read_at, rows = tables.get(table, (None, {}))
+    if read_at is None or time.monotonic() - read_at >= STATS_SECONDS:
+        row = db.execute(_PG_STATS, {"t": table}).fetchone()
+        rows = {} if row is None or row["elems"] is None else {
+            lexeme: freq * row["reltuples"]
+            for lexeme, freq in zip(row["elems"], row["freqs"], strict=False)}
+        tables[table] = (time.monotonic(), rows)
+    return rows

@@ -11,20 +11,11 @@ from store.knowledge._records import OF_TYPE, VISIBLE, Hit, hit_from
 from store.sql import in_list
 from store.vectors import Scope, VectorIndex
 
-# {cut} is "LIMIT $over" (fast path) or "" (every match, when the fast path comes up short).
-_FTS5_SQL = (
-    "SELECT c.id, r.rank FROM (SELECT rowid, rank FROM knowledge_fts "
-    "WHERE knowledge_fts MATCH $q ORDER BY rank, rowid {cut}) r "
+# {matches}: the ranked keyword candidates (store/hybrid.py), keyed by knowledge_chunks.seq.
+_KEYWORD_SQL = (
+    "SELECT c.id, r.score FROM ({matches}) r "
     "JOIN knowledge_chunks c ON c.seq = r.rowid JOIN knowledge_entries e ON e.id = c.entry_id "
-    f"WHERE {VISIBLE} AND {OF_TYPE} ORDER BY r.rank, c.seq LIMIT $limit"
-)
-_TSVECTOR_SQL = (
-    "SELECT c.id, ts_rank_cd(f.tsv, q) AS rank "
-    "FROM to_tsquery('english', $q) AS q CROSS JOIN knowledge_fts f "
-    "JOIN knowledge_chunks c ON c.seq = f.rowid "
-    "JOIN knowledge_entries e ON e.id = c.entry_id "
-    f"WHERE f.tsv @@ q AND {VISIBLE} AND {OF_TYPE} "
-    "ORDER BY rank DESC, c.seq LIMIT $limit"
+    f"WHERE {VISIBLE} AND {OF_TYPE} ORDER BY r.score DESC, c.seq LIMIT $limit"
 )
 _HIT_COLUMNS = (
     "c.id AS chunk_id, c.entry_id, c.chunk_index, c.content AS text, e.title, "
@@ -66,7 +57,7 @@ class Search:
     def _keyword_ranking(self, query, viewer_id, source_type, limit) -> Ranking:
         return keyword_ranking(
             self.db, query, {"viewer": viewer_id, "type": source_type, "limit": limit},
-            fts5_sql=_FTS5_SQL, tsvector_sql=_TSVECTOR_SQL)
+            table="knowledge_fts", sql=_KEYWORD_SQL)
 
     def _semantic_ranking(self, vector, viewer_id, source_type, limit) -> Ranking:
         """(chunk id, cosine similarity) best first."""

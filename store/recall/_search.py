@@ -16,18 +16,10 @@ _IN_RANGE = (
     "k.user_id = $user AND (CAST($after AS TEXT) IS NULL OR k.created_at >= $after) "
     "AND (CAST($before AS TEXT) IS NULL OR k.created_at < $before)"
 )
-# {cut} is "LIMIT $over" (fast path) or "" (every match, when the fast path comes up short).
-_FTS5_SQL = (
-    "SELECT k.id, r.rank FROM (SELECT rowid, rank FROM message_fts "
-    "WHERE message_fts MATCH $q ORDER BY rank, rowid {cut}) r "
-    f"JOIN message_index k ON k.seq = r.rowid WHERE {_IN_RANGE} ORDER BY r.rank, k.seq "
-    "LIMIT $limit"
-)
-_TSVECTOR_SQL = (
-    "SELECT k.id, ts_rank_cd(f.tsv, q) AS rank "
-    "FROM to_tsquery('english', $q) AS q CROSS JOIN message_fts f "
-    f"JOIN message_index k ON k.seq = f.rowid WHERE f.tsv @@ q AND {_IN_RANGE} "
-    "ORDER BY rank DESC, k.seq LIMIT $limit"
+# {matches}: the ranked keyword candidates (store/hybrid.py), keyed by message_index.seq.
+_KEYWORD_SQL = (
+    "SELECT k.id, r.score FROM ({matches}) r JOIN message_index k ON k.seq = r.rowid "
+    f"WHERE {_IN_RANGE} ORDER BY r.score DESC, k.seq LIMIT $limit"
 )
 
 
@@ -84,7 +76,7 @@ class Searching:
 
     def _keyword_ranking(self, query: str, bounds: Bounds, limit: int) -> Ranking:
         return keyword_ranking(self.db, query, {**bounds.params, "limit": limit},
-                               fts5_sql=_FTS5_SQL, tsvector_sql=_TSVECTOR_SQL)
+                               table="message_fts", sql=_KEYWORD_SQL)
 
     def _semantic_ranking(self, vector: Sequence[float], bounds: Bounds, limit: int
                           ) -> Ranking:

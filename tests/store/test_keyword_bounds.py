@@ -1,0 +1,96 @@
+"""Keyword search does bounded work whatever its words (store/hybrid.py): common terms
+are dropped when a rarer one is left, at most CANDIDATES matches are ranked; on a
+corpus below those bounds the ranking is the exact one. Both backends."""
+
+import pytest
+
+from store import Bounds, ChunkIn, hybrid
+from store.backend import stores_for
+from store.hybrid import searched_terms
+from store.sql import POSTGRESQL
+
+NOTES = [f"weekly notes {i}" for i in range(6)]  # "notes" matches 7 rows, "weekly" 6
+DEPLOY = "deploy notes for the release"
+
+
+@pytest.fixture
+def stores(db):
+    return stores_for(db)
+
+
+def _analyze(db, table: str) -> None:
+    """PostgreSQL judges terms by ANALYZE's statistics (autovacuum's job in service)."""
+    if db.dialect == POSTGRESQL:
+        db.execute(f"ANALYZE {table}")
+
+
+def _corpus(stores):
+    for i, text in enumerate([*NOTES, DEPLOY]):
+        stores.knowledge.save(owner_id=None, title=f"t{i}", content=text,
+                              source_type="document", chunks=[ChunkIn(text, "en")])
+    _analyze(stores.db, "knowledge_fts")
+
+
+def _texts(stores, query: str, limit: int = 10) -> list[str]:
+    return [h.text for h in stores.knowledge.keyword(query, viewer_id="x", limit=limit)]
+
+
+def test_below_the_bounds_the_ranking_is_unchanged(stores, monkeypatch):
+    _corpus(stores)
+    exact = _texts(stores, "deploy notes")
+    monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)  # "notes" and "weekly" are common now
+    assert _texts(stores, "deploy notes")[0] == exact[0] == DEPLOY
+    assert len(exact) == 7  # unpruned: every row holding "notes" was ranked
+
+
+def test_a_common_term_is_dropped_when_a_rarer_one_is_left(stores, monkeypatch):
+    _corpus(stores)
+    monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
+    assert list(searched_terms(stores.db, "knowledge_fts", ["deploy", "notes"])) == ["deploy"]
+    assert _texts(stores, "deploy notes") == [DEPLOY]
+
+
+def test_a_query_of_only_common_words_still_finds_rows(stores, monkeypatch):
+    _corpus(stores)
+    monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
+    assert list(searched_terms(stores.db, "knowledge_fts", ["notes", "weekly"])) in (
+        ["notes"], ["weekly"])
+    found = _texts(stores, "notes weekly")
+    assert len(found) >= 6 and all("notes" in text for text in found)
+
+
+def test_a_query_of_only_common_words_ranks_fewer_candidates(stores, monkeypatch):
+    _corpus(stores)
+    monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
+    monkeypatch.setattr("store.hybrid.COMMON_CANDIDATES", 2)
+    assert len(_texts(stores, "notes weekly")) == 2
+    assert _texts(stores, "deploy notes") == [DEPLOY]  # a rare term: the usual cap
+
+
+def test_at_most_candidates_matches_are_ranked(stores, monkeypatch):
+    _corpus(stores)
+    monkeypatch.setitem(hybrid.CANDIDATES, stores.db.dialect, 3)
+    assert len(_texts(stores, "notes")) == 3
+    monkeypatch.setitem(hybrid.CANDIDATES, stores.db.dialect, 5000)
+    assert len(_texts(stores, "notes")) == 7
+
+
+def test_message_search_prunes_common_terms_too(stores, users, monkeypatch):
+    alice = users.add("alice")[0]
+    for text in [*NOTES, DEPLOY]:
+        conv, message = stores.chats.start_turn(alice.id, text)
+        stores.chats.end_turn(alice.id, conv.id, message.id)
+    stores.messages.build_keys()
+    _analyze(stores.db, "message_fts")
+    monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
+    hits = stores.messages.keyword("deploy notes", Bounds(alice.id))
+    assert [h.content for h in hits] == [DEPLOY]
+    assert len(stores.messages.keyword("weekly notes", Bounds(alice.id))) >= 6
+
+
+def test_a_term_matching_nothing_does_not_displace_a_common_one(stores, monkeypatch):
+    _corpus(stores)
+    monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
+    assert list(searched_terms(stores.db, "knowledge_fts", ["zyxwv", "notes"])) == ["notes"]
+    assert len(_texts(stores, "zyxwv notes")) == 7
+    assert _texts(stores, "zyxwv") == []
