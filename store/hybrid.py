@@ -38,18 +38,20 @@ COMMON_CANDIDATES = 1000
 
 Ranking = list[tuple[str, float]]  # (row id, score) best first
 
-# (rowid, score) of the candidates, best first; {t} the FTS table, {cut} "LIMIT $over" or "".
+# (rowid, score) of the candidates, best first; {t} the FTS table, {cut} "LIMIT $over" or
+# "", {own} "" or " AND " the caller's predicate on rowid.
 _MATCHES = {
     "sqlite": (
-        "SELECT rowid, -rank AS score FROM (SELECT rowid, rank FROM {t} WHERE {t} MATCH $q "
-        "ORDER BY rowid DESC LIMIT $candidates) ORDER BY rank, rowid {cut}"),
+        "SELECT rowid, -rank AS score FROM (SELECT rowid, rank FROM {t} WHERE {t} MATCH $q"
+        "{own} ORDER BY rowid DESC LIMIT $candidates) ORDER BY rank, rowid {cut}"),
     POSTGRESQL: (
         "SELECT f.rowid, ts_rank_cd(f.tsv, q) AS score FROM (SELECT rowid, tsv FROM {t} "
-        "WHERE tsv @@ to_tsquery('english', $q) LIMIT $candidates) f "
+        "WHERE tsv @@ to_tsquery('english', $q){own} LIMIT $candidates) f "
         "CROSS JOIN to_tsquery('english', $q) AS q ORDER BY score DESC, f.rowid {cut}"),
 }
 # SQLite when its counts show that the cap cannot bite: every match, ranked in one pass.
-_SQLITE_ALL = "SELECT rowid, -rank AS score FROM {t} WHERE {t} MATCH $q ORDER BY rank, rowid {cut}"
+_SQLITE_ALL = ("SELECT rowid, -rank AS score FROM {t} WHERE {t} MATCH $q{own} "
+               "ORDER BY rank, rowid {cut}")
 # How many rows match one term, counting no further than COMMON_ROWS.
 _SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {t} MATCH $q LIMIT $common)"
 # PostgreSQL's estimate comes from ANALYZE's lexeme statistics (autovacuum keeps them),
@@ -85,12 +87,14 @@ def rrf_merge(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, floa
     return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 
-def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: str
-                    ) -> Ranking:
+def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: str,
+                    own: str = "") -> Ranking:
     """(id, score) best first (higher is better), at most `params["limit"]`.
 
     `sql` selects `id` and `score` from `({matches})`, the ranked candidates of the FTS
-    table `table` (columns `rowid`, `score`), joined and filtered by the caller.
+    table `table` (columns `rowid`, `score`), joined and filtered by the caller. `own`,
+    a predicate on `rowid`, restricts the candidates before the cap: a table shared by
+    every user would otherwise fill the cap with other users' rows.
     """
     counts = searched_terms(db, table, fts.query_terms(query))
     if not counts:
@@ -105,10 +109,11 @@ def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: 
     # The filtered top `limit` is taken from the best KEYWORD_OVERFETCH candidates (ranking
     # the FTS table alone is fast); only when too few of those pass the filters are
     # all candidates joined and filtered.
-    rows = db.execute(sql.format(matches=matches.format(t=table, cut="LIMIT $over")),
+    own = f" AND {own}" if own else ""
+    rows = db.execute(sql.format(matches=matches.format(t=table, cut="LIMIT $over", own=own)),
                       params).fetchall()
     if len(rows) < params["limit"]:
-        rows = db.execute(sql.format(matches=matches.format(t=table, cut="")),
+        rows = db.execute(sql.format(matches=matches.format(t=table, cut="", own=own)),
                           params).fetchall()
     return [(row["id"], float(row["score"])) for row in rows]
 

@@ -94,3 +94,20 @@ def test_a_term_matching_nothing_does_not_displace_a_common_one(stores, monkeypa
     assert list(searched_terms(stores.db, "knowledge_fts", ["zyxwv", "notes"])) == ["notes"]
     assert len(_texts(stores, "zyxwv notes")) == 7
     assert _texts(stores, "zyxwv") == []
+
+
+def test_message_candidates_are_the_users_own_rows(stores, users, monkeypatch):
+    """Every user's messages share one FTS table: other users' newer matches must not
+    fill the cap and hide the searcher's older ones."""
+    alice, bob = users.add("alice")[0], users.add("bob")[0]
+    for user, texts in ((alice, ["notes from the harbour trip"]),
+                        (bob, [f"weekly notes {i}" for i in range(8)])):
+        for text in texts:
+            conv, message = stores.chats.start_turn(user.id, text)
+            stores.chats.end_turn(user.id, conv.id, message.id)
+    stores.messages.build_keys()
+    _analyze(stores.db, "message_fts")
+    monkeypatch.setitem(hybrid.CANDIDATES, stores.db.dialect, 3)
+    monkeypatch.setattr("store.hybrid.COMMON_CANDIDATES", 3)
+    hits = stores.messages.keyword("notes", Bounds(alice.id))
+    assert [h.content for h in hits] == ["notes from the harbour trip"]
