@@ -129,7 +129,7 @@ class Index:
         # Embedding models share a large mean component; signs around the mean carry the
         # information that signs around zero would spend on that shared offset.
         self._start(matrix.mean(axis=0) if len(rows) else np.zeros(self.dim, np.float32),
-                    len(rows))
+                    _room(len(rows)))
         self._append(rows, matrix)
         self.centered = self.n
 
@@ -175,7 +175,7 @@ class Index:
         rows = [(self.ids[i], b"", owner_names[self.owners[i]], type_names[self.types[i]],
                  self.hashes[i]) for i in keep]
         matrix = self.floats[keep].astype(np.float32)
-        self._start(matrix.mean(axis=0) if len(keep) else self.center, len(keep))
+        self._start(matrix.mean(axis=0) if len(keep) else self.center, _room(len(keep)))
         self._append(rows, matrix)
         self.centered = self.n
 
@@ -205,15 +205,20 @@ class Index:
         n = len(ids)
         if floats.shape != (n, self.dim) or bits.shape != (-(-self.dim // 64), n):
             raise ValueError("snapshot arrays do not fit this index")
-        self._start(np.asarray(saved["center"], np.float32), 0)
+        self._start(np.asarray(saved["center"], np.float32), _room(n))
         self.owner_codes = {name: i for i, name in enumerate(saved["owner_names"].tolist())}
         self.type_codes = {name: i for i, name in enumerate(saved["type_names"].tolist())}
-        self.owners, self.types = saved["owners"].astype(np.int32), saved["types"].astype(np.int32)
-        self.bits, self.floats = np.ascontiguousarray(bits), floats.astype(self.dtype, copy=False)
-        self.live = np.ones(n, bool)
+        self.owners[:n], self.types[:n] = saved["owners"], saved["types"]
+        self.bits[:, :n], self.floats[:n], self.live[:n] = bits, floats, True
         self.ids, self.hashes = ids.tolist(), saved["hashes"].tolist()
         self.row_of = {row_id: i for i, row_id in enumerate(self.ids)}
         self.n = self.centered = n
+
+
+def _room(rows: int) -> int:
+    """Capacity for `rows` and as many appends: the first writes after a load copy
+    nothing, and untouched zeroed pages cost no memory."""
+    return 2 * rows + 64
 
 
 def _names(codes: dict[str, int]) -> list[str]:

@@ -151,22 +151,23 @@ class _Rows:
             lambda row_id: row_id)
 
     def rows(self, ids: list[str] | None) -> list[Row]:
+        s = self.spec
+        if s.owner is not None:
+            # vec0 scans its whole table for an IN list; it finds one primary key at once.
+            query = (f"SELECT {s.id_column}, embedding, '', '', content_hash FROM {s.table} "
+                     f"WHERE user_id = $user")
+            if ids is None:
+                return self.db.fetch(query, {"user": self.user_id}, lambda *row: row)
+            return [row for row_id in ids for row in self.db.fetch(
+                f"{query} AND {s.id_column} = $id", {"user": self.user_id, "id": row_id},
+                lambda *row: row)]
+        select = (f"SELECT v.{s.id_column}, v.embedding, {s.labels}, v.content_hash "
+                  f"FROM {s.table} v, {s.source} WHERE {s.alias}.id = v.{s.id_column}")
         if ids is None:
-            return self._select("TRUE", {})
+            return self.db.fetch(select, {}, lambda *row: row)
         found: list[Row] = []
         for start in range(0, len(ids), LOOKUP_BATCH):
             marks, params = in_list("id", ids[start:start + LOOKUP_BATCH])
-            found += self._select(f"v.{self.spec.id_column} IN {marks}", params)
+            found += self.db.fetch(f"{select} AND v.{s.id_column} IN {marks}", params,
+                                   lambda *row: row)
         return found
-
-    def _select(self, where: str, params: dict) -> list[Row]:
-        s = self.spec
-        if s.owner is not None:
-            return self.db.fetch(
-                f"SELECT v.{s.id_column}, v.embedding, '', '', v.content_hash FROM {s.table} v "
-                f"WHERE v.user_id = $user AND {where}", {**params, "user": self.user_id},
-                lambda *row: row)
-        return self.db.fetch(
-            f"SELECT v.{s.id_column}, v.embedding, {s.labels}, v.content_hash "
-            f"FROM {s.table} v, {s.source} WHERE {s.alias}.id = v.{s.id_column} AND {where}",
-            params, lambda *row: row)
