@@ -10,11 +10,12 @@ behind, so there is nothing to undo. A reindex changes the epoch: the next searc
 everything again.
 
 Cold start: a large index is saved as a snapshot file beside the database
-(`<database>-vectors/`, numpy arrays plus a header with its watermark, model, dimension
-and epoch) whenever it is loaded in full or rebuilt; a new process loads the file and
-applies the changes after its watermark. A file that is unreadable, of another model,
-dimension or epoch, or older than the pruned part of the feed is ignored: the index is
-loaded from the tables and saved again.
+(`<database>-vectors/`, numpy arrays plus a header with its watermark, model, dimension,
+epoch and the row id of the change at its watermark) whenever it is loaded in full or
+rebuilt; a new process loads the file and applies the changes after its watermark. A
+file that is unreadable, of another model, dimension or epoch, older than the pruned
+part of the feed, or whose watermark change is not the feed's (a database restored from
+a backup) is ignored: the index is loaded from the tables and saved again.
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ class Source(Protocol):
     def changed(self, since: int, top: int) -> list[str]:
         """The ids changed after seq `since`, up to `top`."""
 
+    def mark(self, seq: int) -> str:
+        """The row id the feed holds at `seq` ('' for none)."""
+
 
 class Followed:
     """One in-memory index kept current from the change feed, safe across threads:
@@ -137,7 +141,8 @@ class Followed:
     def _save(self) -> None:
         if self.file is None or self.index.size < PERSIST_MIN_ROWS:
             return
-        header = json.dumps({**self.identity, "epoch": self._at[0], "watermark": self._at[1]})
+        header = json.dumps({**self.identity, "epoch": self._at[0], "watermark": self._at[1],
+                             "mark": self.source.mark(self._at[1])})
         partial = self.file.with_name(f"{self.file.name}.{os.getpid()}.{threading.get_ident()}")
         try:
             self.file.parent.mkdir(exist_ok=True)
@@ -156,9 +161,12 @@ class Followed:
         try:
             with np.load(self.file, allow_pickle=False) as saved:
                 header = json.loads(str(saved["header"]))
-                watermark = header.pop("watermark")
+                watermark, mark = header.pop("watermark"), header.pop("mark")
+                # The change at the watermark must be the one the file saw: a database
+                # restored from a backup may have reached that seq with other changes.
                 if (header != {**self.identity, "epoch": at.epoch}
-                        or not at.floor <= watermark <= at.top):
+                        or not at.floor <= watermark <= at.top
+                        or mark != self.source.mark(watermark)):
                     log.info("vector snapshot %s is stale: rebuilding it", self.file)
                     return False
                 self.index.restore(saved)

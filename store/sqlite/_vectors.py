@@ -150,6 +150,10 @@ class _Rows:
             {"t": self.spec.table, "o": self.user_id or "", "since": since, "top": top},
             lambda row_id: row_id)
 
+    def mark(self, seq: int) -> str:
+        return self.db.scalar("SELECT coalesce((SELECT row_id FROM vec_changes "
+                              "WHERE seq = $seq), '')", {"seq": seq})
+
     def rows(self, ids: list[str] | None) -> list[Row]:
         s = self.spec
         if s.owner is not None:

@@ -153,6 +153,14 @@ def _pruned(file, db):
         conn.execute("INSERT INTO meta(key, value) VALUES (?, '999999')", (_vecfeed.FLOOR_KEY,))
 
 
+def _restored_backup(file, db):
+    """The database goes back to an earlier state (a backup) and moves on differently
+    to the same seq: the file's watermark change is not the feed's any more."""
+    with db.transaction() as conn:
+        top = conn.execute("SELECT max(seq) FROM vec_changes").fetchone()[0]
+        conn.execute("UPDATE vec_changes SET row_id = 'another' WHERE seq = ?", (top,))
+
+
 def _reindexed(file, db):
     db.reset_vectors()  # `chatsvc reindex`: a new epoch
     knowledge = Knowledge(db)
@@ -160,7 +168,8 @@ def _reindexed(file, db):
     knowledge.save_embeddings([(job, _vec(1000 + int(job.text.split()[1]))) for job in jobs])
 
 
-@pytest.mark.parametrize("spoil", [_corrupt, _other_model, _pruned, _reindexed])
+@pytest.mark.parametrize("spoil", [_corrupt, _other_model, _pruned, _restored_backup,
+                                   _reindexed])
 def test_an_unusable_snapshot_file_is_rebuilt(path, files, spoil):
     db = _open(path)
     expected = _nearest(_docs(db), 1003)
