@@ -7,6 +7,7 @@ rebuilt when corrupt, stale or of another model."""
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -228,4 +229,33 @@ def test_a_message_deleted_with_its_conversation_leaves_the_index(path):
     stores.chats.delete(alice.id, conv.id)  # the vector goes by cascade: the trigger tells
     assert stores.messages.semantic(_vec(3), Bounds(alice.id)) == []
     assert index.index.size == 0
+    db.close()
+
+
+def test_searches_in_threads_while_another_thread_writes(path, monkeypatch):
+    monkeypatch.setattr("store.sqlite._vecindex.MIN_REBUILD", 8)  # rebuilds happen too
+    db = _open(path)
+    knowledge = _docs(db)
+    errors, seen = [], []
+
+    def search():
+        try:
+            for i in range(40):
+                hits = knowledge.semantic(_vec(1000 + i % ROWS), viewer_id="v", limit=5)
+                seen.append(len(hits))
+        except Exception as exc:  # any error fails the test: reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for i in range(20):
+        added = _add_doc(knowledge, f"more {i}", 2000 + i)
+        if i % 2:
+            knowledge.delete(added.entry.id)
+    for thread in threads:
+        thread.join()
+    assert errors == [] and seen and all(count == 5 for count in seen)
+    assert _nearest(knowledge, 2004, limit=1) == ["more 4"]
+    assert "more 5" not in _nearest(knowledge, 2005)  # added, then deleted
     db.close()
