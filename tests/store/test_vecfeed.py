@@ -259,3 +259,20 @@ def test_searches_in_threads_while_another_thread_writes(path, monkeypatch):
     assert _nearest(knowledge, 2004, limit=1) == ["more 4"]
     assert "more 5" not in _nearest(knowledge, 2005)  # added, then deleted
     db.close()
+
+
+def test_the_feed_is_pruned_and_an_index_behind_it_loads_in_full(two, monkeypatch):
+    monkeypatch.setattr(_vecfeed, "LOG_KEEP", 8)
+    monkeypatch.setattr(_vecfeed, "PRUNE_EVERY", 4)
+    here, there = two
+    mine, theirs = _docs(here), Knowledge(there)
+    assert here.scalar("SELECT count(*) FROM vec_changes") <= 8 + 4
+    _nearest(mine, 1000)
+    _nearest(theirs, 1000)
+    behind, current = mine._vectors.index(None), theirs._vectors.index(None)
+    for i in range(12):  # `theirs` follows every write; `mine` falls behind the pruning
+        _add_doc(theirs, f"later {i}", 3000 + i)
+        _nearest(theirs, 1000)
+    assert _nearest(mine, 3011, limit=1) == _nearest(theirs, 3011, limit=1) == ["later 11"]
+    assert behind.rows_read == ROWS + (ROWS + 12)  # its watermark was pruned: a full load
+    assert current.rows_read == ROWS + 12  # it kept up: the changed rows only
