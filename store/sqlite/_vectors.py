@@ -103,8 +103,13 @@ class SqliteVectors(VectorIndex):
         self.db.require_vectors()
         self.check(vector)
         shared = self.spec.owner is None
+        key = None if shared else scope.user_id
+        # Inside a transaction this connection sees uncommitted changes, which must not
+        # reach the kept index (a rollback would leave them there, and their seqs may
+        # be handed out again): such a search reads into an index of its own.
+        inside = self.db.connection().in_transaction
         try:
-            view = self.index(None if shared else scope.user_id).view(
+            view = (self._make(key, persist=False) if inside else self.index(key)).view(
                 _vecfeed.position(self.db))
         except QueryFailed as exc:  # e.g. the table went with another process's reindex
             raise VectorUnavailable(f"vector table {self.spec.table} unreadable: {exc}") from exc
@@ -125,13 +130,14 @@ class SqliteVectors(VectorIndex):
                 self._followed.popitem(last=False)
             return followed
 
-    def _make(self, user_id: str | None) -> _vecfeed.Followed:
+    def _make(self, user_id: str | None, *, persist: bool = True) -> _vecfeed.Followed:
         # Float16 halves the memory of the large indexes; facts and memories keep
         # float32, so their distances (compared with thresholds) are vec0's.
         dtype = np.float16 if self.spec.quantised or self.spec.owner is None else np.float32
         return _vecfeed.Followed(
             Index(self.db.embed_dim, dtype), _Rows(self, user_id),
-            file=_vecfeed.snapshot_file(self.db.path, self.spec.table, user_id),
+            file=_vecfeed.snapshot_file(self.db.path, self.spec.table, user_id) if persist
+            else None,
             identity={"table": self.spec.table, "owner": user_id or "",
                       "model": self.db.embed_model, "dim": self.db.embed_dim,
                       "dtype": np.dtype(dtype).name})

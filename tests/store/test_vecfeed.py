@@ -108,6 +108,20 @@ def test_a_rolled_back_write_is_seen_by_no_process(two):
     assert _nearest(mine, 9)[0] == _nearest(theirs, 9)[0] == "kept"
 
 
+def test_a_search_inside_a_rolled_back_transaction_leaves_nothing_behind(two):
+    here, there = two
+    mine, theirs = _docs(here), Knowledge(there)
+    assert _nearest(mine, 1001)[0] == "doc 1"
+    with pytest.raises(RuntimeError), here.transaction():
+        uncommitted = _add_doc(mine, "uncommitted", 9)
+        assert _nearest(mine, 9)[0] == "uncommitted"  # its own write, as SQL would see it
+        raise RuntimeError("abort")
+    committed = _add_doc(theirs, "committed", 9)  # may take the rolled-back change's seq
+    assert _nearest(mine, 9)[0] == "committed"
+    kept = mine._vectors.index(None).index.row_of
+    assert committed.jobs[0].row_id in kept and uncommitted.jobs[0].row_id not in kept
+
+
 @pytest.fixture
 def files(monkeypatch):
     monkeypatch.setattr(_vecfeed, "PERSIST_MIN_ROWS", 1)
