@@ -106,7 +106,9 @@ class Followed:
 
     def view(self, at: Position) -> View:
         with self._lock:
-            behind = self._at is None or self._at[0] != at.epoch or self._at[1] < at.floor
+            # Past the feed's top: the database went back (a backup restored in place).
+            behind = (self._at is None or self._at[0] != at.epoch
+                      or not at.floor <= self._at[1] <= at.top)
             if behind and not self._restore(at):
                 self._load(at)
             if self._at[1] < at.top:

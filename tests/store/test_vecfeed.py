@@ -275,6 +275,19 @@ def test_searches_in_threads_while_another_thread_writes(path, monkeypatch):
     db.close()
 
 
+def test_an_index_past_the_feeds_top_loads_in_full(two):
+    """The database went back to an earlier state under a running process."""
+    here, there = two
+    mine = _docs(here)
+    assert _nearest(mine, 1002)[0] == "doc 2"
+    with there.transaction() as conn:
+        conn.execute("DELETE FROM vec_changes WHERE seq > 5")
+        conn.execute("DELETE FROM chunk_vec WHERE chunk_id IN (SELECT id FROM knowledge_chunks "
+                     "WHERE content = 'doc 2')")
+    assert "doc 2" not in _nearest(mine, 1002)
+    assert mine._vectors.index(None).rows_read == ROWS + ROWS - 1
+
+
 def test_the_feed_is_pruned_and_an_index_behind_it_loads_in_full(two, monkeypatch):
     monkeypatch.setattr(_vecfeed, "LOG_KEEP", 8)
     monkeypatch.setattr(_vecfeed, "PRUNE_EVERY", 4)
