@@ -26,6 +26,7 @@ import logging
 import os
 import threading
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -104,8 +105,11 @@ class Followed:
         self._at: tuple[str, int] | None = None  # (epoch, watermark)
         self._lock = threading.Lock()
 
-    def view(self, at: Position) -> View:
+    def view(self, position: Callable[[], Position]) -> View:
+        """A view caught up with the feed. `position` is read under the lock: a position
+        read before another thread caught up would look like the feed going back."""
         with self._lock:
+            at = position()
             # Past the feed's top: the database went back (a backup restored in place).
             behind = (self._at is None or self._at[0] != at.epoch
                       or not at.floor <= self._at[1] <= at.top)

@@ -110,7 +110,7 @@ class SqliteVectors(VectorIndex):
         inside = self.db.connection().in_transaction
         try:
             view = (self._make(key, persist=False) if inside else self.index(key)).view(
-                _vecfeed.position(self.db))
+                lambda: _vecfeed.position(self.db))
         except QueryFailed as exc:  # e.g. the table went with another process's reindex
             raise VectorUnavailable(f"vector table {self.spec.table} unreadable: {exc}") from exc
         found = view.search(np.asarray(vector, dtype=np.float32), viewer_id=scope.viewer_id,
