@@ -2,11 +2,15 @@
 
 Query paths over the same sqlite-vec `fact_vec` table:
 
-* chatsvc  - `Facts.search_by_vector`: exact KNN over the user's in-memory float32
-             copy of `fact_vec` (store/_uservec.py), then one query for the live
-             facts (live filter, content hash, mention_count, last_extracted_at).
+* chatsvc  - `Facts.search_by_vector`: KNN over the user's in-memory index of
+             `fact_vec` (store/sqlite/_vecindex.py: sign bits select 400 candidates,
+             float32 cosine orders them), then one query for the live facts (live
+             filter, content hash, mention_count, last_extracted_at).
 * cold     - the first chatsvc query of a fresh `Facts` (one sample): it loads the
-             user's vectors out of vec0 (after a restart or another process's write).
+             user's snapshot file (5,000 facts or more, written by the first load) or
+             the vectors out of vec0. After a write by any process the next search
+             applies the changed rows only: `python -m evals.refresh_bench` measures
+             that, with recall@10 on clustered vectors (these are uniform random).
 * seed     - sqlite-vec's own KNN (the seed design's, and chatsvc's before the
              in-memory copy): `MATCH ? AND user_id = ? ORDER BY distance LIMIT ?`,
              max_distance applied in Python, then a second query for the details.
@@ -136,12 +140,12 @@ def write(results: list[dict], load_before: float) -> None:
         "",
         f"Measured {meta['when']} on {meta['machine']}. Embedding time excluded.",
         "",
-        "* `chatsvc`: `Facts.search_by_vector` (exact KNN over the user's in-memory "
-        "float32 copy, then the live facts)",
+        "* `chatsvc`: `Facts.search_by_vector` (sign-bit candidates + float32 rescoring "
+        "over the user's in-memory index, then the live facts)",
         "* `seed`: sqlite-vec's float KNN (`ORDER BY distance LIMIT`) + a details query "
         "(chatsvc's path before the in-memory copy)",
-        "* `cold`: chatsvc's first query on a fresh `Facts`, which loads the user's vectors "
-        "from vec0 (after a restart, or after another process wrote that user's vectors)",
+        "* `cold`: chatsvc's first query on a fresh `Facts` (a restart): it loads the "
+        "user's snapshot file, or the vectors from vec0 below 5,000 facts",
         "",
         "| facts | chatsvc p50 | chatsvc p95 | seed p50 | seed p95 | cold | setup | db size |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -40,8 +40,9 @@ class VectorSpec:
     user for tables partitioned per user, None for one shared index; `live` the rows
     that should have a vector (may use `$now`); `keep` the rows a finished embedding
     may still be saved for; `labels` the (owner or '', kind) of a shared index's rows,
-    which its in-memory copy filters on; `quantised` makes SQLite's per-user copies
-    binary-quantised with float16 rescoring (large partitions) instead of exact float32.
+    which its in-memory copy filters on; `quantised` makes SQLite's per-user in-memory
+    index rescore with float16 (large partitions: half the memory) instead of float32
+    (distances as vec0 gives them).
     """
 
     table: str

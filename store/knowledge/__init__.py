@@ -9,8 +9,8 @@ Writes go: `save` (entry + chunks + full-text rows, one transaction) -> the
 caller embeds the returned `EmbedJob`s -> `save_embeddings`. Chunks without a
 vector are still found by keyword search and picked up by `unembedded` later.
 Entries live in `_entries`, pins (the documents a conversation starts with) in
-`_pins`, search and RRF fusion in `_search`, the vector
-snapshot in the backend's vector index.
+`_pins`, search and RRF fusion in `_search`, the in-memory
+vector index in the backend's vector index.
 """
 
 from __future__ import annotations

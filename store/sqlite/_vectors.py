@@ -1,30 +1,34 @@
 """SQLite's vector index: sqlite-vec tables as the persistent copy, numpy in memory.
 
 vec0's KNN reads every vector of a user's partition out of SQLite on each query
-(~15 ms at 10k x 384 here); an exact float32 copy per user (`_vecindex.Partitions`)
-answers in a fraction of that. A shared index (knowledge chunks, a plain table of
-float32 blobs) is searched through one binary-quantised snapshot with float16
-rescoring and owner/kind masks (`_vecindex.Snapshot`).
+(~15 ms at 10k x 384 here); an in-memory index per user (`_vecindex.Index`: sign bits
+for the scan, float32 for rescoring, so distances are vec0's) answers in a fraction of
+that. A shared index (knowledge chunks, a plain table of float32 blobs) keeps float16
+for rescoring and filters on owner/kind masks; so do the conversation messages.
 
-Every vector write bumps the table's (or the user's) generation in `meta` inside
-the writing transaction, so writes by other processes (or a reindex, which changes
-the epoch) make the copy reload; writes by this process patch it in place.
+Every vector write records its row ids in the change feed (`vec_changes`) inside the
+writing transaction, and each in-memory index follows the feed (`_vecfeed.Followed`):
+a write by this or another process costs the next search the changed rows only; a
+reindex (a new epoch) reloads everything.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
 from store._errors import QueryFailed, VectorUnavailable
-from store.clock import new_id
 from store.contract import Database
 from store.sql import in_list
-from store.sqlite import _vecindex
-from store.sqlite._schema import EPOCH_KEY
+from store.sqlite import _vecfeed
+from store.sqlite._vecindex import Index, Row
 from store.vectors import Neighbour, Scope, VectorIndex, VectorRow, VectorSpec
+
+PARTITIONS = 32  # per-user indexes kept in memory, least recently used dropped
+LOOKUP_BATCH = 500  # ids per IN list
 
 
 def _blob(vector: Sequence[float]) -> bytes:
@@ -37,10 +41,9 @@ class SqliteVectors(VectorIndex):
     def __init__(self, db: Database, spec: VectorSpec, *, rescore: int = 400) -> None:
         super().__init__(db, spec)
         self.rescore = rescore
-        self._partitions = _vecindex.Partitions(
-            db.embed_dim, dtype=np.float16 if spec.quantised else np.float32)
-        self._shared: _vecindex.Snapshot | None = None
-        self._shared_lock = threading.Lock()
+        # Keyed by user (None: the shared index), least recently used first.
+        self._followed: OrderedDict[str | None, _vecfeed.Followed] = OrderedDict()
+        self._lock = threading.Lock()
 
     # -- writes ----------------------------------------------------------------------
 
@@ -53,18 +56,17 @@ class SqliteVectors(VectorIndex):
             self._write_shared(unique)
             return
         t, key = self.spec.table, self.spec.id_column
-        by_user: dict[str, list] = {}
+        by_user: dict[str, list[str]] = {}
         for row_id, user_id, vector, digest in unique:
-            blob = _blob(vector)
             # sqlite-vec 0.1.9 has no upsert: delete + insert in the caller's transaction.
             self.db.execute(f"DELETE FROM {t} WHERE {key} = $id", {"id": row_id})
             self.db.execute(
                 f"INSERT INTO {t}({key}, user_id, embedding, content_hash) "
                 "VALUES ($id, $user, $blob, $hash)",
-                {"id": row_id, "user": user_id, "blob": blob, "hash": digest})
-            by_user.setdefault(user_id, []).append((row_id, blob, digest))
-        for user_id, stored in by_user.items():
-            self._changed(user_id, {row[0] for row in stored}, stored)
+                {"id": row_id, "user": user_id, "blob": _blob(vector), "hash": digest})
+            by_user.setdefault(user_id, []).append(row_id)
+        for user_id, ids in by_user.items():
+            _vecfeed.record(self.db, t, user_id, ids)
 
     def _write_shared(self, rows: list[VectorRow]) -> None:
         t, key = self.spec.table, self.spec.id_column
@@ -74,8 +76,7 @@ class SqliteVectors(VectorIndex):
             "content_hash = excluded.content_hash",
             [{"id": row_id, "blob": _blob(vector), "hash": digest}
              for row_id, _, vector, digest in rows])
-        ids = [row[0] for row in rows]
-        self._changed(None, set(ids), self._labelled_rows(ids))
+        _vecfeed.record(self.db, t, None, [row[0] for row in rows])
 
     def drop(self, row_ids: Sequence[str], *, user_id: str | None = None) -> None:
         if not self.db.vector_state.ok or not row_ids:
@@ -83,94 +84,100 @@ class SqliteVectors(VectorIndex):
         self.db.executemany(
             f"DELETE FROM {self.spec.table} WHERE {self.spec.id_column} = $id",
             [{"id": row_id} for row_id in row_ids])
-        self._changed(user_id, set(row_ids), [])
+        _vecfeed.record(self.db, self.spec.table, user_id, list(row_ids))
 
     def forget(self, user_id: str) -> None:
         super().forget(user_id)
-        # The user's generation key and in-memory copy would outlive the account.
-        self.db.execute("DELETE FROM meta WHERE key = $key", {"key": self._key(user_id)})
-        self._partitions.forget(user_id)
-
-    # -- generations -----------------------------------------------------------------
-
-    def _key(self, user_id: str | None) -> str:
-        table = self.spec.table
-        return f"vecgen:{table}" if user_id is None else f"vecgen:{table}:{user_id}"
-
-    def _generation(self, user_id: str | None) -> str:
-        row = self.db.execute(
-            "SELECT (SELECT value FROM meta WHERE key = $epoch) AS epoch, "
-            "(SELECT value FROM meta WHERE key = $key) AS gen",
-            {"epoch": EPOCH_KEY, "key": self._key(user_id)},
-        ).fetchone()
-        # The dimension is part of the key: a reindex may switch models under us.
-        return f"{row['epoch']}:{row['gen']}:{self.db.embed_dim}"
-
-    def _changed(self, user_id: str | None, removed: set[str], rows: list) -> None:
-        """Record a vector change (inside the writing transaction) and patch the copy.
-
-        The patched copy carries the new generation, which exists only if the
-        transaction commits; after a rollback it mismatches and is reloaded in full.
-        """
-        before = self._generation(user_id)
-        self.db.execute(
-            "INSERT INTO meta(key, value) VALUES ($key, $value) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            {"key": self._key(user_id), "value": new_id()})
-        after = self._generation(user_id)
-        if user_id is not None:
-            self._partitions.changed(user_id, before, after, removed, rows)
-            return
-        with self._shared_lock:
-            shared = self._shared
-            if shared is not None and shared.generation == before:
-                self._shared = shared.changed(after, removed, rows)
-            else:
-                self._shared = None
+        # The feed's rows, the in-memory copy and its snapshot file would outlive the
+        # account; another process's copy of the user's rows is searched by nobody now
+        # and goes when it is the least recently used.
+        self.db.execute("DELETE FROM vec_changes WHERE tbl = $t AND user_id = $u",
+                        {"t": self.spec.table, "u": user_id})
+        with self._lock:
+            followed = self._followed.pop(user_id, None)
+        (followed or self._make(user_id)).discard()
 
     # -- search ----------------------------------------------------------------------
 
     def nearest(self, vector: Sequence[float], *, k: int, scope: Scope) -> list[Neighbour]:
         self.db.require_vectors()
         self.check(vector)
-        query = np.asarray(vector, dtype=np.float32)
+        shared = self.spec.owner is None
+        key = None if shared else scope.user_id
+        # Inside a transaction this connection sees uncommitted changes, which must not
+        # reach the kept index (a rollback would leave them there, and their seqs may
+        # be handed out again): such a search reads into an index of its own.
+        inside = self.db.connection().in_transaction
         try:
-            if self.spec.owner is None:
-                found = self._shared_snapshot().search(
-                    query, viewer_id=scope.viewer_id, source_type=scope.kind, k=k,
-                    rescore=max(self.rescore, k))
-                return [(row_id, distance, None) for row_id, distance in found]
-            snapshot, hashes = self._partition(scope.user_id)
+            view = (self._make(key, persist=False) if inside else self.index(key)).view(
+                lambda: _vecfeed.position(self.db))
         except QueryFailed as exc:  # e.g. the table went with another process's reindex
             raise VectorUnavailable(f"vector table {self.spec.table} unreadable: {exc}") from exc
-        found = snapshot.search(
-            query, k=k, rescore=max(self.rescore, k) if self.spec.quantised else None)
-        return [(row_id, distance, hashes[row_id]) for row_id, distance in found]
+        found = view.search(np.asarray(vector, dtype=np.float32), viewer_id=scope.viewer_id,
+                            source_type=scope.kind, k=k, rescore=max(self.rescore, k))
+        # A shared index's rows are checked against their source by the caller's read.
+        return [(row_id, distance, None if shared else digest)
+                for row_id, distance, digest in found]
 
-    def _partition(self, user_id: str | None):
-        t, key = self.spec.table, self.spec.id_column
-        return self._partitions.get(user_id, self._generation(user_id), lambda: self.db.fetch(
-            f"SELECT {key}, embedding, content_hash FROM {t} WHERE user_id = $user",
-            {"user": user_id}, lambda *row: row))
+    def index(self, user_id: str | None) -> _vecfeed.Followed:
+        """The in-memory index of `user_id`'s rows (None: the shared index)."""
+        with self._lock:
+            followed = self._followed.get(user_id)
+            if followed is None:
+                followed = self._followed[user_id] = self._make(user_id)
+            self._followed.move_to_end(user_id)
+            while len(self._followed) > PARTITIONS:
+                self._followed.popitem(last=False)
+            return followed
 
-    def _shared_snapshot(self) -> _vecindex.Snapshot:
-        generation = self._generation(None)
-        shared = self._shared
-        if shared is not None and shared.generation == generation:
-            return shared
-        with self._shared_lock:
-            if self._shared is None or self._shared.generation != generation:
-                self._shared = _vecindex.build(
-                    generation, self._labelled_rows(None), self.db.embed_dim)
-            return self._shared
+    def _make(self, user_id: str | None, *, persist: bool = True) -> _vecfeed.Followed:
+        # Float16 halves the memory of the large indexes; facts and memories keep
+        # float32, so their distances (compared with thresholds) are vec0's.
+        dtype = np.float16 if self.spec.quantised or self.spec.owner is None else np.float32
+        return _vecfeed.Followed(
+            Index(self.db.embed_dim, dtype), _Rows(self, user_id),
+            file=_vecfeed.snapshot_file(self.db.path, self.spec.table, user_id) if persist
+            else None,
+            identity={"table": self.spec.table, "owner": user_id or "",
+                      "model": self.db.embed_model, "dim": self.db.embed_dim,
+                      "dtype": np.dtype(dtype).name})
 
-    def _labelled_rows(self, ids: list[str] | None) -> list[tuple]:
-        """(id, float32 blob, owner or '', kind) of these rows' vectors (None: all)."""
-        s = self.spec
-        where, params = "TRUE", {}
-        if ids is not None:
-            marks, params = in_list("id", ids)
-            where = f"v.{s.id_column} IN {marks}"
+
+class _Rows:
+    """One index's rows and changes in the database (`_vecfeed.Source`)."""
+
+    def __init__(self, vectors: SqliteVectors, user_id: str | None) -> None:
+        self.db, self.spec, self.user_id = vectors.db, vectors.spec, user_id
+
+    def changed(self, since: int, top: int) -> list[str]:
         return self.db.fetch(
-            f"SELECT v.{s.id_column}, v.embedding, {s.labels} FROM {s.table} v, {s.source} "
-            f"WHERE {s.alias}.id = v.{s.id_column} AND {where}", params, lambda *row: row)
+            "SELECT DISTINCT row_id FROM vec_changes WHERE tbl = $t AND user_id = $o "
+            "AND seq > $since AND seq <= $top",
+            {"t": self.spec.table, "o": self.user_id or "", "since": since, "top": top},
+            lambda row_id: row_id)
+
+    def mark(self, seq: int) -> str:
+        return self.db.scalar("SELECT coalesce((SELECT row_id FROM vec_changes "
+                              "WHERE seq = $seq), '')", {"seq": seq})
+
+    def rows(self, ids: list[str] | None) -> list[Row]:
+        s = self.spec
+        if s.owner is not None:
+            # vec0 scans its whole table for an IN list; it finds one primary key at once.
+            query = (f"SELECT {s.id_column}, embedding, '', '', content_hash FROM {s.table} "
+                     f"WHERE user_id = $user")
+            if ids is None:
+                return self.db.fetch(query, {"user": self.user_id}, lambda *row: row)
+            return [row for row_id in ids for row in self.db.fetch(
+                f"{query} AND {s.id_column} = $id", {"user": self.user_id, "id": row_id},
+                lambda *row: row)]
+        select = (f"SELECT v.{s.id_column}, v.embedding, {s.labels}, v.content_hash "
+                  f"FROM {s.table} v, {s.source} WHERE {s.alias}.id = v.{s.id_column}")
+        if ids is None:
+            return self.db.fetch(select, {}, lambda *row: row)
+        found: list[Row] = []
+        for start in range(0, len(ids), LOOKUP_BATCH):
+            marks, params = in_list("id", ids[start:start + LOOKUP_BATCH])
+            found += self.db.fetch(f"{select} AND v.{s.id_column} IN {marks}", params,
+                                   lambda *row: row)
+        return found

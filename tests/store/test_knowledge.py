@@ -189,18 +189,19 @@ def test_keyword_filter_holds_when_the_overfetch_window_is_all_filtered_out(
     assert [h.title for h in hits] == ["z"]
 
 
-# The in-memory snapshot exists on SQLite only (PostgreSQL searches its HNSW index).
+# The in-memory index exists on SQLite only (PostgreSQL searches its HNSW index).
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
-def test_in_process_writes_patch_the_snapshot(knowledge, people):
+def test_in_process_writes_patch_the_index(knowledge, people):
     alice, _ = people
     first = _add(knowledge, text="first", vector_seed=1)
     assert len(knowledge.semantic(_vec(1), viewer_id=alice.id)) == 1
-    snapshot = knowledge._vectors._shared
+    index = knowledge._vectors.index(None)
+    read = index.rows_read
     _add(knowledge, owner=alice.id, text="second", vector_seed=2, source_type="note")
-    assert knowledge._vectors._shared is not snapshot and len(knowledge._vectors._shared.ids) == 2
     assert [h.text for h in knowledge.semantic(_vec(2), viewer_id=alice.id, source_type="note",
                                                limit=1)] == ["second"]
+    assert index.rows_read == read + 1  # the new row only, no reload
     knowledge.delete(first.entry.id)
-    assert knowledge._vectors._shared.ids == [h.chunk_id for h in knowledge.semantic(
-        _vec(2), viewer_id=alice.id)]
+    assert len(knowledge.semantic(_vec(2), viewer_id=alice.id)) == 1 == index.index.size
+    assert index.rows_read == read + 1
     knowledge.save_embeddings([])  # nothing to do

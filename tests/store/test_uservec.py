@@ -194,23 +194,23 @@ def test_a_rolled_back_write_is_not_seen(path):
     db.close()
 
 
-def test_partitions_drop_the_least_recently_used():
+def test_per_user_indexes_drop_the_least_recently_used(path, monkeypatch):
+    monkeypatch.setattr("store.sqlite._vectors.PARTITIONS", 2)
+    db = _open(path)
     rng = np.random.default_rng(14)
-    parts = _vecindex.Partitions(DIM, capacity=2)
-    loads = []
-
-    def loader(key):
-        def load():
-            loads.append(key)
-            return [(f"{key}-row", np.ones(DIM, dtype=np.float32).tobytes(), "h")]
-        return load
-
-    for key in ("a", "b", "a", "c", "a", "b"):
-        snapshot, hashes = parts.get(key, "g1", loader(key))
-        assert snapshot.search(np.asarray(_vec(rng)), k=1, rescore=None)[0][0] == f"{key}-row"
-        assert hashes == {f"{key}-row": "h"}
-    assert loads == ["a", "b", "c", "b"]
-
+    facts = Facts(db)
+    users = {name: Users(db).add(name)[0].id for name in "abc"}
+    for name, user_id in users.items():
+        facts.create(user_id, category="core", fact=f"{name} fact", embedding=_vec(rng))
+    held = {}
+    for name in ("a", "b", "a", "c", "a", "b"):
+        assert [h.fact.fact for h in facts.search_by_vector(
+            users[name], _vec(rng), max_distance=2)] == [f"{name} fact"]
+        index = facts._vectors.index(users[name])
+        held.setdefault(name, []).append(index)
+    assert held["a"][0] is held["a"][1] is held["a"][2]  # kept while among the two latest
+    assert held["b"][0] is not held["b"][1]  # dropped when c came, made again
+    db.close()
 
 def test_float16_rows_score_as_float32_with_the_values_of_a_direct_cast():
     every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
