@@ -9,7 +9,7 @@ import anyio
 import pytest
 from litestar.testing import TestClient
 
-from chatsvc import Services, Settings, create_app
+from chatsvc import create_app
 from chatsvc.indexing import INDEX
 from chatsvc.indexing._job import Work, run_job
 from store import ChunkIn
@@ -21,13 +21,10 @@ LEASE_SECONDS = 1.0
 
 
 @pytest.fixture
-def short_lease(monkeypatch, local_embedder):
+def short_lease(monkeypatch, request):
+    """`small_chunks`' services with a lease a test can outlast."""
     monkeypatch.setenv("CHATSVC_JOB_LEASE_SECONDS", str(LEASE_SECONDS))
-    monkeypatch.setenv("CHATSVC_CHUNK_MAX_CHARS", "120")
-    monkeypatch.setenv("CHATSVC_CHUNK_OVERLAP_CHARS", "10")
-    opened = Services.open(Settings.from_env(), embedder=local_embedder)
-    yield opened
-    opened.stores.db.close()
+    return request.getfixturevalue("small_chunks")
 
 
 def test_a_running_job_keeps_its_lease_until_it_ends(short_lease):

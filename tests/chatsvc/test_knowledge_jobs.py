@@ -3,10 +3,9 @@
 import time
 
 import anyio
-import pytest
 from litestar.testing import TestClient
 
-from chatsvc import Services, Settings, create_app
+from chatsvc import create_app
 from chatsvc.testing import wait_for_job
 from tests.chatsvc.knowledge_jobs import add_document
 
@@ -16,16 +15,6 @@ JOB_FIELDS = {"id", "status", "done", "total", "entry_id", "error"}
 def _paragraphs(count: int) -> str:
     return "\n\n".join(f"Paragraph {i} says the rota for team {i} changes on day {i}."
                        for i in range(count))
-
-
-@pytest.fixture
-def small_chunks(monkeypatch, local_embedder):
-    """Services whose chunks are short, so a 40-chunk document embeds in seconds."""
-    monkeypatch.setenv("CHATSVC_CHUNK_MAX_CHARS", "120")
-    monkeypatch.setenv("CHATSVC_CHUNK_OVERLAP_CHARS", "10")
-    opened = Services.open(Settings.from_env(), embedder=local_embedder)
-    yield opened
-    opened.stores.db.close()
 
 
 def test_a_document_answers_202_and_its_job_shows_progress_to_done(small_chunks):

@@ -1,0 +1,15 @@
+"""Fixtures shared by the service tests."""
+
+import pytest
+
+from chatsvc import Services, Settings
+
+
+@pytest.fixture
+def small_chunks(monkeypatch, local_embedder):
+    """Services whose chunks are short, so a 40-chunk document embeds in seconds."""
+    monkeypatch.setenv("CHATSVC_CHUNK_MAX_CHARS", "120")
+    monkeypatch.setenv("CHATSVC_CHUNK_OVERLAP_CHARS", "10")
+    opened = Services.open(Settings.from_env(), embedder=local_embedder)
+    yield opened
+    opened.stores.db.close()
