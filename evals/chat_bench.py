@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import statistics
 import tempfile
@@ -347,10 +346,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--relay-chunks", type=int, default=2000)
     args = parser.parse_args()
-    machine, stamp = describe(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     result = run(args)
-    result["note"] = (f"{machine}, {os.getloadavg()[0]:.1f} at the end, {stamp}; real app "
-                      "over loopback HTTP, scripted upstream, local embedder.")
+    # describe() gives the load average read when the run started and now, at its end.
+    result["note"] = (f"{describe()}, {stamp}; real app over loopback HTTP, scripted "
+                      "upstream, local embedder.")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "chat_bench.json").write_text(json.dumps(result, indent=2) + "\n")
     (RESULTS / "chat_bench.md").write_text(markdown(result))
