@@ -54,13 +54,20 @@ def answer_of(services, user, conversation_id):
     return messages[-1] if messages[-1].status != "pending" else None
 
 
-def test_a_turn_started_on_one_instance_is_followed_on_the_other(two_instances, upstream):
-    services, (client_a, client_b), user, headers = two_instances
-    upstream.script(Reply(chunks=WORDS, chunk_delay=0.05))
-    on_a = []
-    reader = reading(client_a, headers, on_a)
+def started_on_a(two_instances, upstream, delay: float):
+    """A turn streaming on instance A, read in a thread: (its events so far, the reader,
+    the conversation id once its first delta is recorded)."""
+    services, (client_a, _), user, headers = two_instances
+    upstream.script(Reply(chunks=WORDS, chunk_delay=delay))
+    events = []
+    reader = reading(client_a, headers, events)
     wait_for(lambda: recorded_delta(services, user), timeout=10)
-    conversation = recorded_delta(services, user)
+    return events, reader, recorded_delta(services, user)
+
+
+def test_a_turn_started_on_one_instance_is_followed_on_the_other(two_instances, upstream):
+    services, (_, client_b), user, headers = two_instances
+    on_a, reader, conversation = started_on_a(two_instances, upstream, 0.05)
     # B follows from the first delta on (meta is 1, the first delta 2) while A streams.
     with connect_sse(client_b, "GET", f"/api/conversations/{conversation}/stream",
                      headers={**headers, "Last-Event-ID": "2"}) as source:
@@ -76,12 +83,8 @@ def test_a_turn_started_on_one_instance_is_followed_on_the_other(two_instances, 
 
 
 def test_stop_on_one_instance_ends_the_turn_running_on_the_other(two_instances, upstream):
-    services, (client_a, client_b), user, headers = two_instances
-    upstream.script(Reply(chunks=WORDS, chunk_delay=0.1))
-    events = []
-    reader = reading(client_a, headers, events)
-    wait_for(lambda: recorded_delta(services, user), timeout=10)
-    conversation = recorded_delta(services, user)
+    services, (_, client_b), user, headers = two_instances
+    events, reader, conversation = started_on_a(two_instances, upstream, 0.1)
     stopped = client_b.post(f"/api/conversations/{conversation}/stop", headers=headers)
     reader.join(10)
     assert stopped.status_code == 200, stopped.text
