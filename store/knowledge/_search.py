@@ -3,7 +3,7 @@ store/hybrid.py, shared with the message index)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from store.contract import Database
 from store.hybrid import Ranking, keyword_ranking, rrf_merge
@@ -40,7 +40,7 @@ class Search:
         limit: int = 10,
     ) -> list[Hit]:
         """Nearest chunks to `vector` (cosine); VectorUnavailable when vectors cannot run."""
-        return self._hits(self._semantic_ranking(vector, viewer_id, source_type, limit))
+        return self._settled(lambda: self._semantic_ranking(vector, viewer_id, source_type, limit))
 
     def hybrid(
         self, query: str, vector: Sequence[float], *, viewer_id: str,
@@ -48,11 +48,14 @@ class Search:
     ) -> list[Hit]:
         """Keyword and semantic rankings merged by RRF (k=60); filters apply before the cut."""
         pool = max(limit * 5, 50)
-        rankings = [
-            [cid for cid, _ in self._keyword_ranking(query, viewer_id, source_type, pool)],
-            [cid for cid, _ in self._semantic_ranking(vector, viewer_id, source_type, pool)],
-        ]
-        return self._hits(rrf_merge(rankings)[:limit])
+
+        def merged() -> Ranking:
+            return rrf_merge([
+                [cid for cid, _ in self._keyword_ranking(query, viewer_id, source_type, pool)],
+                [cid for cid, _ in self._semantic_ranking(vector, viewer_id, source_type, pool)],
+            ])[:limit]
+
+        return self._settled(merged)
 
     def _keyword_ranking(self, query, viewer_id, source_type, limit) -> Ranking:
         return keyword_ranking(
@@ -65,6 +68,17 @@ class Search:
                       params={"viewer": viewer_id, "type": source_type})
         found = self._vectors.nearest(vector, k=limit, scope=scope)
         return [(chunk_id, 1.0 - distance) for chunk_id, distance, _ in found]
+
+    def _settled(self, ranking: Callable[[], Ranking], tries: int = 3) -> list[Hit]:
+        """The hits of `ranking()`, ranked again when some of its chunks were deleted
+        before their rows were read: the in-memory index took its view before the delete,
+        the next view has it, so the caller still gets `limit` hits when there are."""
+        for _ in range(tries):
+            ranked = ranking()
+            hits = self._hits(ranked)
+            if len(hits) == len(ranked):
+                break
+        return hits
 
     def _hits(self, ranking: Ranking) -> list[Hit]:
         if not ranking:
