@@ -109,3 +109,28 @@ def sign_in(page, live: LiveServer, headers: dict, tab: str = "") -> None:
     page.get_by_label("Bearer token").fill(headers["Authorization"].split(" ", 1)[1])
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("tablist").wait_for()
+
+
+# Elements of the visible panel that stick out past <main>'s content box, with how far.
+# Stricter than the page's scroll width, which <main>'s padding hides a few px of: a grid
+# column sized by a long line shows here whatever the timing of the content.
+_STICKING_OUT = """() => {
+  const main = document.querySelector('main');
+  const limit = main.getBoundingClientRect().right
+    - parseFloat(getComputedStyle(main).paddingRight);
+  const scrolls = (el) => {
+    for (let up = el.parentElement; up && up !== main; up = up.parentElement)
+      if (getComputedStyle(up).overflowX !== 'visible') return true;
+    return false;
+  };
+  return [...main.querySelectorAll('*')]
+    .filter((el) => el.getClientRects().length && !scrolls(el))
+    .map((el) => [el.id ? `#${el.id}` : `${el.tagName.toLowerCase()}.${el.className}`,
+                  Math.round(el.getBoundingClientRect().right - limit)])
+    .filter(([, past]) => past > 0);
+}"""
+
+
+def sticking_out(page) -> list:
+    """[selector, px] for each visible element wider than the screen lets it be."""
+    return page.evaluate(_STICKING_OUT)

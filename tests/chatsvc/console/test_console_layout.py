@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.chatsvc.console.conftest import shot, sign_in
+from tests.chatsvc.console.conftest import shot, sign_in, sticking_out
 
 TABS = ["Chat", "Facts", "Fact sheet", "Memory", "Knowledge", "Usage"]
 
@@ -21,6 +21,7 @@ def test_every_tab_fits_a_narrow_screen(page, live, alice):
         page.wait_for_load_state("networkidle")
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{name} tab is {overflow}px wider than the screen"
+        assert sticking_out(page) == [], f"{name} tab"
         shot(page, f"narrow-{name.lower().replace(' ', '-')}")
 
 

@@ -10,7 +10,7 @@ import httpx
 from playwright.sync_api import expect
 
 from chatsvc.testing import docx_bytes, pdf_bytes
-from tests.chatsvc.console.conftest import shot, sign_in
+from tests.chatsvc.console.conftest import shot, sign_in, sticking_out
 
 PDF = ("rota.pdf", "application/pdf",
        pdf_bytes(["The rota for team Kestrel changes on Mondays.",
@@ -112,6 +112,7 @@ def test_a_failed_upload_shows_why_and_reindex_and_delete_work_from_the_detail(
     shot(page, "knowledge-reindex")
     page.set_viewport_size({"width": 390, "height": 844})  # job cards with a long error
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert sticking_out(page) == []
     shot(page, "narrow-knowledge-jobs")
 
     entry_id = live.api("GET", "/api/knowledge", headers).json()["entries"][0]["id"]
