@@ -240,8 +240,14 @@ class Chats:
             raise TurnInProgress(conversation_id)
 
     def end_turn(self, user_id: str, conversation_id: str, turn_id: str) -> None:
-        """Free the conversation from a turn that ends without an answer to store."""
+        """Free the conversation from a turn that ends without an answer to store, and
+        drop the empty `pending` answer `begin_reply` stored for it, if any."""
         with self.db.transaction():
+            self.db.execute(
+                "DELETE FROM messages WHERE reply_to = $turn AND conversation_id = $id "
+                "AND user_id = $user AND role = 'assistant' AND status = 'pending'",
+                {"id": conversation_id, "user": user_id, "turn": turn_id},
+            )
             self._release(user_id, conversation_id, turn_id)
 
     def finish_turn(self, user_id: str, conversation_id: str, reply: AssistantReply) -> None:

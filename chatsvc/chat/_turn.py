@@ -1,7 +1,8 @@
 """A turn of a stored conversation: save the question, prepare, relay, save the answer.
 
-The answer is stored `pending` as it starts streaming and finished in place, so a
-process killed mid-answer leaves a mark (start-up turns it `interrupted`). When the
+The answer is stored `pending` while the prompt is prepared (the write overlaps the
+searches) and finished in place, so a process killed mid-answer leaves a mark (start-up
+turns it `interrupted`); a turn that ends without an answer drops it. When the
 conversation is deleted while the answer streams, nothing is written and the
 outcome says so (`conversation_deleted`).
 
@@ -18,13 +19,14 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from functools import partial
 
 import anyio
 
 from chatsvc._settings import Settings
-from chatsvc._threads import in_thread, in_thread_shielded
+from chatsvc._threads import beside, in_thread, in_thread_shielded
 from chatsvc.chat._gather import Sources
-from chatsvc.chat._prepare import Prepared, prepare
+from chatsvc.chat._prepare import EarlyVector, Prepared, prepare
 from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
 from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
@@ -110,6 +112,8 @@ class Turn:
     deleted: bool = False  # the conversation was deleted before the answer was saved
     stopping: tuple[str, str] | None = None  # why it was stopped early (Relay.stop)
     saved: bool = False  # the answer is stored (which freed the conversation)
+    early: EarlyVector | None = None  # the question's embedding, begun beside its save
+    begun: bool = False  # the answer's `pending` row is stored
 
     def to_upstream(self) -> float | None:
         """Seconds from taking the request to starting the upstream call."""
@@ -123,28 +127,36 @@ class Turn:
         tools: ToolRunner | None = None,
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost.
-        `save_question` times the whole hop, which reads the history (`history`) too."""
+        `save_question` times the whole hop, which reads the history (`history`) too.
+        The message's embedding (for the searches) runs meanwhile."""
         received = time.perf_counter()
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
-        with clock("save_question"):
-            conversation, question, stored = await in_thread_shielded(
-                _start, sources.chats, clock, user.id, message,
-                conversation_id=conversation_id, project_id=project_id, name=name,
-                hold_seconds=hold_seconds(sources.settings),
-            )
+        early = EarlyVector(message) if sources.db.vector_state.ok else None
+
+        async def save() -> tuple[Conversation, ChatMessage, list[ChatMessage] | None]:
+            with clock("save_question"):
+                return await in_thread_shielded(
+                    _start, sources.chats, clock, user.id, message,
+                    conversation_id=conversation_id, project_id=project_id, name=name,
+                    hold_seconds=hold_seconds(sources.settings),
+                )
+
+        conversation, question, stored = await (
+            beside(save(), partial(early.run, sources)) if early else save())
         return cls(sources, llm, user, conversation, question, new_id(), stored,
-                   timings=timings, received_at=received, tools=tools)
+                   timings=timings, received_at=received, tools=tools, early=early)
 
     async def prepare(self) -> Prepared:
+        """The prompt; the answer's `pending` row is stored meanwhile (its own hop)."""
         if self.stored is None:
             self.stored = await in_thread(self.sources.chats.messages, self.user.id,
                                           self.conversation.id)
-        self.prepared = await prepare(
+        self.prepared = await beside(prepare(
             self.sources, self.user, conversation=self.conversation,
             history=history_of(self.stored, self.question.id), current=self.question.content,
-            project_id=self.conversation.project_id,
-        )
+            project_id=self.conversation.project_id, early=self.early,
+        ), self._begin_beside)
         settings = self.sources.settings
         self.relay = Relay(
             self.llm, self.prepared.assembly.messages,
@@ -161,11 +173,9 @@ class Turn:
     async def deltas(self) -> AsyncIterator[list[str] | ToolEvent]:
         """The answer's text pieces, several at once when they arrived together, and
         the progress of the tools it runs."""
-        try:
-            await self._patiently(self.sources.chats.begin_reply, self.user.id,
-                                  self.conversation.id, self.reply_id, self.question.id)
-        except NotFound:
-            self.deleted = True
+        if not (self.begun or self.deleted):
+            await self._begin()
+        if self.deleted:
             return
         async with aclosing(self.relay.events()) as events:
             async for pieces in events:
@@ -182,9 +192,26 @@ class Turn:
         if self.relay is not None:
             self.relay.stop(self.stopping)
 
+    async def _begin(self) -> None:
+        """Store the answer's empty `pending` row; `deleted` if the conversation is gone."""
+        try:
+            await self._patiently(self.sources.chats.begin_reply, self.user.id,
+                                  self.conversation.id, self.reply_id, self.question.id)
+            self.begun = True
+        except NotFound:
+            self.deleted = True
+
+    async def _begin_beside(self) -> None:
+        """`_begin` while the turn is prepared; a failure is left for `deltas`, which
+        tries again and reports it."""
+        try:
+            await self._begin()
+        except StoreError as exc:
+            log.warning("could not store the pending answer %s yet: %s", self.reply_id, exc)
+
     async def close(self) -> None:
         """Free the conversation if the turn ends without a stored answer (it could not
-        be prepared, or its stream never ran)."""
+        be prepared, or its stream never ran), and drop its empty `pending` row."""
         if self.saved:
             return
         try:

@@ -217,8 +217,12 @@ def test_a_second_turn_is_refused_until_the_first_is_answered(claims):
     stored = chats.messages(alice, conversation.id)
     assert [(m.role, m.reply_to) for m in stored] == [
         ("user", None), ("assistant", question.id), ("user", None)]
-    # A turn that ends without an answer frees the conversation too.
+    # A turn that ends without an answer frees the conversation too, and drops the
+    # empty answer it had begun.
+    chats.begin_reply(alice, conversation.id, "r2", again.id)
     chats.end_turn(alice, conversation.id, again.id)
+    assert [m.role for m in chats.messages(alice, conversation.id)] == [
+        "user", "assistant", "user"]
     chats.start_turn(alice, "third", conversation_id=conversation.id)
     chats.delete(alice, conversation.id)  # linked messages go together
     assert chats.list(alice) == []

@@ -119,3 +119,6 @@ def test_a_turn_that_could_not_be_prepared_frees_its_conversation(client, alice,
     assert client.post("/api/chat", json={**body, "stream": False},
                        headers=alice[1]).status_code == 500
     assert read_events(client, alice[1], body)[-1][1]["code"] == "internal"
+    # The questions stay; no empty answer is left `pending` (it is stored while preparing).
+    stored = client.get(f"/api/conversations/{conversation['id']}", headers=alice[1]).json()
+    assert [m["role"] for m in stored["messages"]] == ["user"] * 4
