@@ -127,53 +127,20 @@ async def embed_query(sources: Sources, query: str) -> list[float]:
                              "(CHATSVC_CHAT_EMBED_DEADLINE)") from None
 
 
-@dataclass
-class EarlyVector:
-    """The query's embedding, begun before the turn is prepared: the turn's longest wait
-    (an embedding is 10-30 ms, Ollama's or the local model's) overlaps its first store
-    hop. `run` keeps what the embedding ends with; `dynamic_layers` takes it."""
-
-    query: str
-    vector: list[float] | None = None
-    error: Exception | None = None
-    seconds: float = 0.0
-
-    async def run(self, sources: Sources) -> None:
-        started = time.perf_counter()
-        try:
-            self.vector = await embed_query(sources, self.query)
-        except Exception as exc:  # raised where the turn handles it: dynamic_layers
-            self.error = exc
-        finally:
-            self.seconds = time.perf_counter() - started
-
-    def take(self, timings: dict[str, float]) -> list[float]:
-        timings["embed"] = self.seconds
-        if self.error is not None:
-            raise self.error
-        if self.vector is None:
-            raise EmbeddingError("the query embedding was cancelled")
-        return self.vector
-
-
 async def dynamic_layers(
     sources: Sources, user: User, project_id: str | None, query: str, snapshot: Snapshot,
-    timings: dict[str, float], early: EarlyVector | None = None,
+    timings: dict[str, float],
 ) -> tuple[Dynamic, str | None, list[dict]]:
     """(layers, degraded_reason or None, sources) for the current message; recall leaves
-    out the memories and whole documents the `snapshot` pinned in the stable prefix.
-    `early`: the query's embedding when it was begun before (of this same query)."""
+    out the memories and whole documents the `snapshot` pinned in the stable prefix."""
     state = sources.db.vector_state
     if not state.ok:
         return await _fallback(sources, "vector_store",
                                f"vector store unavailable: {state.detail}")
     clock = Stopwatch(timings)
     try:
-        if early is not None and early.query == query:
-            vector = early.take(timings)
-        else:
-            with clock("embed"):
-                vector = await embed_query(sources, query)
+        with clock("embed"):
+            vector = await embed_query(sources, query)
         with clock("search"):
             dynamic = await sources.searches(user.id, project_id, query, vector, snapshot,
                                              clock)
@@ -193,7 +160,6 @@ async def prepare(
     sources: Sources, user: User, *, conversation: Conversation | None,
     history: Sequence[Message], current: str, project_id: str | None = None,
     now: datetime | None = None, after: Sequence[Message] = (),
-    early: EarlyVector | None = None,
 ) -> Prepared:
     timings: dict[str, float] = {}
     clock = Stopwatch(timings)
@@ -203,7 +169,7 @@ async def prepare(
     with clock("stable"):
         snapshot = await stable_snapshot(sources, user, conversation, project_id, now)
     dynamic, reason, cited = await dynamic_layers(sources, user, project_id, current, snapshot,
-                                                   timings, early)
+                                                   timings)
     with clock("assemble"):
         assembly = assemble(
             snapshot=snapshot,

@@ -19,14 +19,13 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from functools import partial
 
 import anyio
 
 from chatsvc._settings import Settings
 from chatsvc._threads import beside, in_thread, in_thread_shielded
 from chatsvc.chat._gather import Sources
-from chatsvc.chat._prepare import EarlyVector, Prepared, prepare
+from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
 from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
@@ -112,7 +111,6 @@ class Turn:
     deleted: bool = False  # the conversation was deleted before the answer was saved
     stopping: tuple[str, str] | None = None  # why it was stopped early (Relay.stop)
     saved: bool = False  # the answer is stored (which freed the conversation)
-    early: EarlyVector | None = None  # the question's embedding, begun beside its save
     begun: bool = False  # the answer's `pending` row is stored
 
     def to_upstream(self) -> float | None:
@@ -128,24 +126,19 @@ class Turn:
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost.
         `save_question` times the whole hop, which reads the history (`history`) too.
-        The message's embedding (for the searches) runs meanwhile."""
+        (Embedding the message meanwhile was slower on 2 cores with the local model:
+        docs/chat.md, Benchmark.)"""
         received = time.perf_counter()
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
-        early = EarlyVector(message) if sources.db.vector_state.ok else None
-
-        async def save() -> tuple[Conversation, ChatMessage, list[ChatMessage] | None]:
-            with clock("save_question"):
-                return await in_thread_shielded(
-                    _start, sources.chats, clock, user.id, message,
-                    conversation_id=conversation_id, project_id=project_id, name=name,
-                    hold_seconds=hold_seconds(sources.settings),
-                )
-
-        conversation, question, stored = await (
-            beside(save(), partial(early.run, sources)) if early else save())
+        with clock("save_question"):
+            conversation, question, stored = await in_thread_shielded(
+                _start, sources.chats, clock, user.id, message,
+                conversation_id=conversation_id, project_id=project_id, name=name,
+                hold_seconds=hold_seconds(sources.settings),
+            )
         return cls(sources, llm, user, conversation, question, new_id(), stored,
-                   timings=timings, received_at=received, tools=tools, early=early)
+                   timings=timings, received_at=received, tools=tools)
 
     async def prepare(self) -> Prepared:
         """The prompt; the answer's `pending` row is stored meanwhile (its own hop)."""
@@ -155,7 +148,7 @@ class Turn:
         self.prepared = await beside(prepare(
             self.sources, self.user, conversation=self.conversation,
             history=history_of(self.stored, self.question.id), current=self.question.content,
-            project_id=self.conversation.project_id, early=self.early,
+            project_id=self.conversation.project_id,
         ), self._begin_beside)
         settings = self.sources.settings
         self.relay = Relay(
