@@ -54,6 +54,11 @@ _SQLITE_ALL = ("SELECT rowid, -rank AS score FROM {t} WHERE {t} MATCH $q{own} "
                "ORDER BY rank, rowid {cut}")
 # How many rows match one term, counting no further than COMMON_ROWS.
 _SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {t} MATCH $q LIMIT $common)"
+# A count costs about as much as the rows it counts, so those of frequent terms (which
+# recur in queries) are kept for STATS_SECONDS. Only those: a rare term's count is cheap
+# and may grow from 0 with the next write, which the next search must see.
+KEEP_COUNTS_FROM = 500
+KEPT_COUNTS = 4096  # per table
 # PostgreSQL's estimate comes from ANALYZE's lexeme statistics (autovacuum keeps them),
 # read once a minute per table: a count would build the term's whole GIN bitmap, the
 # cost being avoided, and reading the statistics costs ~10 ms. A lexeme missing from
@@ -76,6 +81,8 @@ _PG_FOUND = (
     "WHERE EXISTS (SELECT 1 FROM {t} WHERE tsv @@ to_tsquery('english', t.term))"
 )
 _stats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {table: (at, rows)}
+# db -> {table: {term: (at, count)}}, SQLite's kept counts
+_counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def rrf_merge(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -142,9 +149,7 @@ def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float
     """Rows matching each term that matches any: SQLite counts up to COMMON_ROWS,
     PostgreSQL estimates."""
     if db.dialect != POSTGRESQL:
-        count = _SQLITE_COUNT.format(t=table)
-        counts = {t: db.scalar(count, {"q": fts.or_match([t]), "common": COMMON_ROWS})
-                  for t in terms}
+        counts = {t: _sqlite_count(db, table, t) for t in terms}
         return {t: n for t, n in counts.items() if n}
     estimates = _lexeme_rows(db, table)
     counts = {row["term"]: max(estimates.get(lexeme, 0.0) for lexeme in row["lexemes"])
@@ -154,6 +159,20 @@ def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float
         return counts  # nothing is dropped: whether they match makes no difference
     found = {row["term"] for row in db.execute(_PG_FOUND.format(t=table), {"terms": rare})}
     return {t: n for t, n in counts.items() if n >= COMMON_ROWS or t in found}
+
+
+def _sqlite_count(db: Database, table: str, term: str) -> int:
+    kept = _counts.setdefault(db, {}).setdefault(table, {})
+    now = time.monotonic()
+    at, count = kept.get(term, (None, 0))
+    if at is None or now - at >= STATS_SECONDS:
+        count = db.scalar(_SQLITE_COUNT.format(t=table),
+                          {"q": fts.or_match([term]), "common": COMMON_ROWS})
+        if count >= KEEP_COUNTS_FROM:
+            if len(kept) >= KEPT_COUNTS:
+                kept.clear()  # cheaper than tracking age: the frequent terms come back
+            kept[term] = (now, count)
+    return count
 
 
 def _lexeme_rows(db: Database, table: str) -> dict[str, float]:

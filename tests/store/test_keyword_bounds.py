@@ -111,3 +111,23 @@ def test_message_candidates_are_the_users_own_rows(stores, users, monkeypatch):
     monkeypatch.setattr("store.hybrid.COMMON_CANDIDATES", 3)
     hits = stores.messages.keyword("notes", Bounds(alice.id))
     assert [h.content for h in hits] == ["notes from the harbour trip"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])  # PostgreSQL reads estimates instead
+def test_frequent_terms_counts_are_kept_and_rare_ones_counted_each_time(stores, monkeypatch):
+    monkeypatch.setattr("store.hybrid.KEEP_COUNTS_FROM", 5)
+    _corpus(stores)
+
+    def counts():
+        return dict(searched_terms(stores.db, "knowledge_fts", ["notes", "deploy", "zebra"]))
+
+    assert counts() == {"notes": 7, "deploy": 1}
+    for i in range(3):
+        text = f"deploy notes zebra {i}"
+        stores.knowledge.save(owner_id=None, title=text, content=text, source_type="document",
+                              chunks=[ChunkIn(text, "en")])
+    # "notes" (7 rows, kept) is not counted again; "deploy" and the new "zebra" are.
+    assert counts() == {"notes": 7, "deploy": 4, "zebra": 3}
+    assert len(_texts(stores, "zebra")) == 3
+    monkeypatch.setattr("store.hybrid.STATS_SECONDS", 0.0)  # a kept count ages out
+    assert counts()["notes"] == 10
