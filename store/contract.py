@@ -11,7 +11,7 @@ store it hands a route against its protocol (7-26 µs a check).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
@@ -105,7 +105,10 @@ class Database(Protocol):
 
     def reset_vectors(self) -> None: ...
 
-    def bulk_vectors(self) -> AbstractContextManager[None]: ...
+    def bulk_vectors(self, tables: Collection[str] | None = None
+                     ) -> AbstractContextManager[None]:
+        """Many writes to the vector `tables` (None: all) ahead: indexes built once after."""
+        ...
 
     def describe(self) -> str: ...
 

@@ -14,7 +14,7 @@ Background jobs take per-user advisory locks (`job_lock`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -198,19 +198,22 @@ class PgDatabase(Handle):
             self.vector_state = self._prepare_vectors(conn)
 
     @contextmanager
-    def bulk_vectors(self) -> Iterator[None]:
-        """Write many vectors (reindex, bulk import) without their HNSW indexes, then
-        build each index once: far faster than growing the graphs row by row.
-        Searches meanwhile fall back to exact scans."""
+    def bulk_vectors(self, tables: Collection[str] | None = None) -> Iterator[None]:
+        """Write many vectors (reindex, bulk import) without the HNSW indexes of `tables`
+        (vector table names; None: all), then build each index once: far faster than
+        growing the graphs row by row. Searches meanwhile fall back to exact scans."""
+        names = list(VECTOR_TABLES if tables is None else tables)
+        if unknown := set(names) - set(VECTOR_TABLES):
+            raise StoreError(f"no vector table {sorted(unknown)}")
         conn = self.connection()
-        for name in VECTOR_TABLES:
+        for name in names:
             conn.execute(f"DROP INDEX IF EXISTS {name}_hnsw")
         try:
             yield
         finally:
             conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")  # graph in memory
-            for ddl in VECTOR_TABLES.values():
-                conn.execute(ddl.format(dim=self.embed_dim))
+            for name in names:
+                conn.execute(VECTOR_TABLES[name].format(dim=self.embed_dim))
             conn.execute("RESET maintenance_work_mem")
             # Fresh statistics: with a user's row count unknown the planner scans that
             # user's rows exactly instead of using the new index, until autovacuum runs.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -183,7 +183,7 @@ class SqliteDatabase(Handle):
         return SqliteVectors(self, spec, rescore=rescore)
 
     @contextmanager
-    def bulk_vectors(self) -> Iterator[None]:
+    def bulk_vectors(self, tables: Collection[str] | None = None) -> Iterator[None]:
         """Many vector writes ahead (reindex). vec0 has no index to defer: nothing to do."""
         yield
 

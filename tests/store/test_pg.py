@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from store import ChunkIn
+from store import ChunkIn, StoreError
 from store._migrations import available
 from store.backend import stores_for
 from store.clock import utc_now
@@ -81,6 +81,20 @@ def test_bulk_vectors_defers_the_hnsw_indexes_and_builds_them_after(url):
                                      "message_vec_hnsw"}
         hits = stores.facts.search_by_vector(alice, [1.0, 0.1, 0, 0])
         assert [hit.fact.id for hit in hits] == [fact.id]
+    finally:
+        db.close()
+
+
+def test_bulk_vectors_of_some_tables_leaves_the_other_indexes(url):
+    db = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        with db.bulk_vectors(["chunk_vec"]):
+            assert _hnsw_indexes(db) == {"fact_vec_hnsw", "user_memory_vec_hnsw",
+                                         "message_vec_hnsw"}
+        assert "chunk_vec_hnsw" in _hnsw_indexes(db)
+        with pytest.raises(StoreError, match="no vector table"), db.bulk_vectors(["facts"]):
+            pass
+        assert len(_hnsw_indexes(db)) == 4  # nothing was dropped
     finally:
         db.close()
 
