@@ -82,6 +82,9 @@ def export_overrides(settings: Settings) -> None:
             os.environ[env_var(name)] = str(value)
 
 
+WORKER_PING_SECONDS = 30
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -110,6 +113,10 @@ def _serve(args: argparse.Namespace) -> int:
             # Workers write their metrics to files there; a scrape adds them all up.
             os.environ[metrics.MULTIPROC_ENV] = str(
                 metrics.fresh_multiproc_dir(settings.data_dir / "metrics"))
+            # A spawned worker answers uvicorn's health pings once it has imported the
+            # command it came from (chatsvc): 5-8 s on a busy 2-core machine, over the 5 s
+            # default, so the supervisor killed workers that were still starting.
             uvicorn.run("chatsvc._app:create_app", factory=True, workers=workers,
-                        host=host, port=port, log_level="info", **limits)
+                        host=host, port=port, log_level="info",
+                        timeout_worker_healthcheck=WORKER_PING_SECONDS, **limits)
     return 0
