@@ -13,16 +13,26 @@ builds the backend's index.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from store._errors import StoreError
 from store.clock import now_iso
 from store.contract import Database, EmbedJob
 from store.sql import in_list, share_lock
 
 # sqlite-vec's limit for a KNN `k`, kept by every backend so answers agree.
 KNN_MAX_K = 4096
+
+
+def deferred_tables(tables: Collection[str] | None, known: Collection[str]) -> list[str]:
+    """The vector tables a `bulk_vectors(tables)` names (None: all `known`); StoreError
+    for a name neither backend has, on both backends alike."""
+    names = list(known if tables is None else tables)
+    if unknown := set(names) - set(known):
+        raise StoreError(f"no vector table {sorted(unknown)}")
+    return names
 
 
 def content_hash(text: str) -> str:

@@ -31,7 +31,7 @@ from store.contract import VectorState, VectorStatus
 from store.pg import _vectors
 from store.pg._vectors import PgVectors
 from store.sql import POSTGRESQL
-from store.vectors import VectorSpec
+from store.vectors import VectorSpec, deferred_tables
 
 log = logging.getLogger("chatsvc.store")
 
@@ -202,9 +202,7 @@ class PgDatabase(Handle):
         """Write many vectors (reindex, bulk import) without the HNSW indexes of `tables`
         (vector table names; None: all), then build each index once: far faster than
         growing the graphs row by row. Searches meanwhile fall back to exact scans."""
-        names = list(VECTOR_TABLES if tables is None else tables)
-        if unknown := set(names) - set(VECTOR_TABLES):
-            raise StoreError(f"no vector table {sorted(unknown)}")
+        names = deferred_tables(tables, VECTOR_TABLES)
         conn = self.connection()
         for name in names:
             conn.execute(f"DROP INDEX IF EXISTS {name}_hnsw")

@@ -35,7 +35,7 @@ from store.contract import VectorState, VectorStatus
 from store.sql import SQLITE
 from store.sqlite import _schema
 from store.sqlite._vectors import SqliteVectors
-from store.vectors import VectorSpec
+from store.vectors import VectorSpec, deferred_tables
 
 log = logging.getLogger("chatsvc.store")
 
@@ -184,7 +184,9 @@ class SqliteDatabase(Handle):
 
     @contextmanager
     def bulk_vectors(self, tables: Collection[str] | None = None) -> Iterator[None]:
-        """Many vector writes ahead (reindex). vec0 has no index to defer: nothing to do."""
+        """Many vector writes ahead (reindex). vec0 has no index to defer: nothing to do
+        (beyond refusing a table name, as PostgreSQL does)."""
+        deferred_tables(tables, _schema.VECTOR_TABLES)
         yield
 
     def _prepare_vectors(self, conn: Connection) -> VectorState:

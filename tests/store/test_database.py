@@ -2,7 +2,7 @@ import threading
 
 import pytest
 
-from store import SqliteDatabase, VectorUnavailable
+from store import SqliteDatabase, StoreError, VectorUnavailable
 from store._migrations import apply, available, current_version
 
 
@@ -86,3 +86,10 @@ def test_transaction_rolls_back_on_error(tmp_path):
         )
         raise RuntimeError("boom")
     assert db.connection().execute("SELECT count(*) FROM users").fetchone()[0] == 0
+
+
+def test_bulk_vectors_refuses_a_table_name_on_both_backends(db):
+    with pytest.raises(StoreError, match="no vector table"), db.bulk_vectors(["facts"]):
+        pass
+    with db.bulk_vectors(["fact_vec", "chunk_vec"]):
+        pass
