@@ -93,6 +93,9 @@ class Handle:
     def _in_transaction(self, conn: Any) -> bool:
         raise NotImplementedError
 
+    def in_transaction(self) -> bool:
+        return self._in_transaction(self.connection())
+
     def _begin(self, conn: Any) -> None:
         with self._mapped_errors():
             conn.execute(self.write_begin)

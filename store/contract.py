@@ -97,6 +97,10 @@ class Database(Protocol):
         """Several reads that see one consistent state."""
         ...
 
+    def in_transaction(self) -> bool:
+        """Whether this thread's connection is inside a transaction or snapshot."""
+        ...
+
     def vectors(self, spec: VectorSpec, *, rescore: int = 400) -> VectorIndex: ...
 
     def require_vectors(self) -> None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from store import fts
 from store.contract import Database
@@ -88,6 +90,22 @@ _PG_FOUND = (
 _stats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {table: (at, rows)}
 # db -> {table: {term: (at, count)}}, SQLite's kept counts
 _counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+# PostgreSQL ranks in its own server processes: the two rankings of a hybrid search run
+# at once, each on its thread's connection, while the caller waits. SQLite ranks in this
+# process, where a second thread would only compete for the same cores.
+_second_ranking = ThreadPoolExecutor(4, thread_name_prefix="chatsvc-ranking")
+
+
+def both_rankings(db: Database, first: Callable[[], Ranking], second: Callable[[], Ranking]
+                  ) -> tuple[Ranking, Ranking]:
+    """`first()` and `second()`, at once where the database does the work elsewhere. In a
+    transaction they share its connection: another one would not see its writes."""
+    if db.dialect != POSTGRESQL or db.in_transaction():
+        return first(), second()
+    later = _second_ranking.submit(second)
+    return first(), later.result()
 
 
 def rrf_merge(rankings: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from store.contract import Database
-from store.hybrid import Ranking, keyword_ranking, rrf_merge
+from store.hybrid import Ranking, both_rankings, keyword_ranking, rrf_merge
 from store.knowledge._records import OF_TYPE, VISIBLE, Hit, hit_from
 from store.sql import in_list
 from store.vectors import Scope, VectorIndex
@@ -50,10 +50,10 @@ class Search:
         pool = max(limit * 5, 50)
 
         def merged() -> Ranking:
-            return rrf_merge([
-                [cid for cid, _ in self._keyword_ranking(query, viewer_id, source_type, pool)],
-                [cid for cid, _ in self._semantic_ranking(vector, viewer_id, source_type, pool)],
-            ])[:limit]
+            rankings = both_rankings(
+                self.db, lambda: self._keyword_ranking(query, viewer_id, source_type, pool),
+                lambda: self._semantic_ranking(vector, viewer_id, source_type, pool))
+            return rrf_merge([[cid for cid, _ in ranking] for ranking in rankings])[:limit]
 
         return self._settled(merged)
 

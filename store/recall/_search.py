@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.contract import Database
-from store.hybrid import Ranking, keyword_ranking, rrf_merge
+from store.hybrid import Ranking, both_rankings, keyword_ranking, rrf_merge
 from store.sql import in_list, record, visible
 from store.vectors import KNN_MAX_K, Scope, VectorIndex
 
@@ -72,9 +72,9 @@ class Searching:
         """Keyword and semantic rankings (`pool` each, default max(5 x limit, 50)) merged
         by RRF (k=60); bounds apply before the cut."""
         pool = pool or max(limit * 5, 50)
-        rankings = [[mid for mid, _ in ranking] for ranking in (
-            self._keyword_ranking(query, bounds, pool),
-            self._semantic_ranking(vector, bounds, pool))]
+        rankings = [[mid for mid, _ in ranking] for ranking in both_rankings(
+            self.db, lambda: self._keyword_ranking(query, bounds, pool),
+            lambda: self._semantic_ranking(vector, bounds, pool))]
         # Both rankings hold only messages within bounds (a vector of a message deleted
         # since the copy loaded may remain): rows for twice the limit are plenty.
         return self._hits(rrf_merge(rankings)[: limit * 2], bounds)[:limit]

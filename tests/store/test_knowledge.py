@@ -205,3 +205,13 @@ def test_in_process_writes_patch_the_index(knowledge, people):
     assert len(knowledge.semantic(_vec(2), viewer_id=alice.id)) == 1 == index.index.size
     assert index.rows_read == read + 1
     knowledge.save_embeddings([])  # nothing to do
+
+
+def test_hybrid_inside_a_transaction_sees_its_uncommitted_chunks(db, knowledge):
+    # On PostgreSQL the two rankings otherwise run on two connections at once; the
+    # second connection would not see this transaction's writes.
+    with db.transaction():
+        _add(knowledge, title="new", text="freshly written runbook", vector_seed=9)
+        hits = knowledge.hybrid("runbook", _vec(9), viewer_id="x", limit=5)
+        assert [h.text for h in hits] == ["freshly written runbook"]
+        assert hits[0].score == pytest.approx(2 / 61)  # first in both rankings
