@@ -31,7 +31,7 @@ from store.contract import VectorState, VectorStatus
 from store.pg import _vectors
 from store.pg._vectors import PgVectors
 from store.sql import POSTGRESQL
-from store.vectors import VectorSpec, deferred_tables
+from store.vectors import VectorSpec, adopt_embedded, deferred_tables, forget_embedded
 
 log = logging.getLogger("chatsvc.store")
 
@@ -178,6 +178,8 @@ class PgDatabase(Handle):
         with conn.transaction():
             for ddl in VECTOR_TABLES.values():
                 conn.execute(ddl.format(dim=self.embed_dim))
+            for statement in adopt_embedded():
+                conn.execute(statement)
             _meta.record_model(conn, self.embed_model, self.embed_dim, dialect=POSTGRESQL)
         version = conn.execute(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
@@ -194,6 +196,8 @@ class PgDatabase(Handle):
             with conn.transaction():
                 for name in VECTOR_TABLES:
                     conn.execute(f"DROP TABLE IF EXISTS {name}")
+                for statement in forget_embedded():
+                    conn.execute(statement)
                 _meta.forget_model(conn, dialect=POSTGRESQL)
             self.vector_state = self._prepare_vectors(conn)
 

@@ -57,11 +57,10 @@ class PgVectors(VectorIndex):
             [{"id": row_id, "user": user_id, "vec": self._vector(vector), "hash": digest}
              for row_id, user_id, vector, digest in rows])
 
-    def drop(self, row_ids: Sequence[str], *, user_id: str | None = None) -> None:
-        if self.db.vector_state.ok and row_ids:
-            self.db.executemany(
-                f"DELETE FROM {self.spec.table} WHERE {self.spec.id_column} = $id",
-                [{"id": row_id} for row_id in row_ids])
+    def _drop(self, row_ids: Sequence[str], user_id: str | None) -> None:
+        self.db.executemany(
+            f"DELETE FROM {self.spec.table} WHERE {self.spec.id_column} = $id",
+            [{"id": row_id} for row_id in row_ids])
 
     def nearest(self, vector: Sequence[float], *, k: int, scope: Scope) -> list[Neighbour]:
         self.db.require_vectors()

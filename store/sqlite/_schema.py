@@ -13,6 +13,7 @@ from typing import Any
 
 from store import _meta
 from store.clock import new_id
+from store.vectors import adopt_embedded, forget_embedded
 
 # Changed by every reset: in-memory vector indexes (store/sqlite/_vecfeed.py) key on it.
 EPOCH_KEY = "vector_epoch"
@@ -65,12 +66,16 @@ def create_tables(conn: Any, model: str, dim: int) -> None:
         for statement in ddl.format(dim=dim).split(";"):
             conn.execute(statement)
     conn.execute(MESSAGE_VEC_FEED)
+    for statement in adopt_embedded():
+        conn.execute(statement)
     _meta.record_model(conn, model, dim)
 
 
 def drop_tables(conn: Any) -> None:
     for name in VECTOR_TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {name}")
+    for statement in forget_embedded():
+        conn.execute(statement)
     conn.execute("DELETE FROM vec_changes")  # of tables that are gone; the epoch changes
     _meta.put(conn, EPOCH_KEY, new_id())
     _meta.forget_model(conn)

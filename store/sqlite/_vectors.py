@@ -78,9 +78,7 @@ class SqliteVectors(VectorIndex):
              for row_id, _, vector, digest in rows])
         _vecfeed.record(self.db, t, None, [row[0] for row in rows])
 
-    def drop(self, row_ids: Sequence[str], *, user_id: str | None = None) -> None:
-        if not self.db.vector_state.ok or not row_ids:
-            return
+    def _drop(self, row_ids: Sequence[str], user_id: str | None) -> None:
         self.db.executemany(
             f"DELETE FROM {self.spec.table} WHERE {self.spec.id_column} = $id",
             [{"id": row_id} for row_id in row_ids])
