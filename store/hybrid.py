@@ -77,7 +77,9 @@ _PG_STATS = (
     "JOIN pg_class c ON c.oid = to_regclass($t) WHERE s.schemaname = current_schema() "
     "AND s.tablename = $t AND s.attname = 'tsv'"
 )
-# Each term's lexemes (none for an `english` stop word, which matches nothing).
+# Each term's lexemes (none for an `english` stop word, which matches nothing). They
+# depend only on the text search configuration: kept per process (KEPT_COUNTS terms per
+# database), which saves a round trip per search once a term has been seen.
 _PG_LEXEMES = (
     "SELECT t.term, tsvector_to_array(to_tsvector('english', t.term)) AS lexemes "
     "FROM unnest(CAST($terms AS text[])) AS t(term)"
@@ -90,6 +92,7 @@ _PG_FOUND = (
 _stats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {table: (at, rows)}
 # db -> {table: {term: (at, count)}}, SQLite's kept counts
 _counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_lexemes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {term: lexemes}
 
 
 # PostgreSQL ranks in its own server processes: the two rankings of a hybrid search run
@@ -175,13 +178,23 @@ def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float
         counts = {t: _sqlite_count(db, table, t) for t in terms}
         return {t: n for t, n in counts.items() if n}
     estimates = _lexeme_rows(db, table)
-    counts = {row["term"]: max(estimates.get(lexeme, 0.0) for lexeme in row["lexemes"])
-              for row in db.execute(_PG_LEXEMES, {"terms": terms}) if row["lexemes"]}
+    counts = {term: max(estimates.get(lexeme, 0.0) for lexeme in lexemes)
+              for term, lexemes in _lexemes_of(db, terms).items() if lexemes}
     rare = [t for t, n in counts.items() if n < COMMON_ROWS]
     if len(rare) == len(counts):
         return counts  # nothing is dropped: whether they match makes no difference
     found = {row["term"] for row in db.execute(_PG_FOUND.format(t=table), {"terms": rare})}
     return {t: n for t, n in counts.items() if n >= COMMON_ROWS or t in found}
+
+
+def _lexemes_of(db: Database, terms: list[str]) -> dict[str, list[str]]:
+    known = _lexemes.setdefault(db, {})
+    if missing := [t for t in terms if t not in known]:
+        if len(known) + len(missing) > KEPT_COUNTS:
+            known.clear()
+        known.update((row["term"], row["lexemes"])
+                     for row in db.execute(_PG_LEXEMES, {"terms": missing}))
+    return {t: known[t] for t in terms}
 
 
 def _sqlite_count(db: Database, table: str, term: str) -> int:

@@ -131,3 +131,22 @@ def test_frequent_terms_counts_are_kept_and_rare_ones_counted_each_time(stores, 
     assert len(_texts(stores, "zebra")) == 3
     monkeypatch.setattr("store.hybrid.STATS_SECONDS", 0.0)  # a kept count ages out
     assert counts()["notes"] == 10
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])  # SQLite has no lexemes to look up
+def test_a_terms_lexemes_are_looked_up_once(stores, monkeypatch):
+    _corpus(stores)
+    sent = []
+    execute = stores.db.execute
+
+    def spy(query, params=None):
+        sent.append(query)
+        return execute(query, params)
+
+    monkeypatch.setattr(stores.db, "execute", spy)
+    first = _texts(stores, "deploy notes")
+    looked_up = sum("tsvector_to_array" in query for query in sent)
+    again = _texts(stores, "notes deploy")
+    assert first == again and first
+    assert looked_up == 1
+    assert sum("tsvector_to_array" in query for query in sent) == 1
