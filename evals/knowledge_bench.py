@@ -1,4 +1,4 @@
-"""python -m evals.knowledge_bench [--sizes 10000,100000] [--queries 40]
+"""python -m evals.knowledge_bench [--sizes 10000,100000] [--queries 40] [--backends ...]
 
 Knowledge search latency at 10k and 100k chunks of 768-d vectors (nomic's size),
 and recall@10 of the shipped semantic search against exact float search.
@@ -15,6 +15,9 @@ chunk's own words in three sets (`query_sets`: typical, common, mixed). Measured
            would cost if chunk_vec were vec0)
 * shipped  store.Knowledge.semantic / .hybrid: in-memory sign bits -> float16 rescoring
            of `rescore` candidates, FTS5 BM25, RRF, row fetch (everything a request does)
+* postgresql (with `--backends sqlite,postgresql`, the default) the same shipped searches
+           over the same data on a throwaway PostgreSQL + pgvector server (pgvector HNSW,
+           tsvector + GIN), side by side with SQLite's
 
 Results go to evals/results/knowledge_bench.{json,md}.
 """
@@ -106,20 +109,61 @@ def recall(found: list[list[int]], exact: list[list[int]]) -> float:
                                                                            strict=True)])), 4)
 
 
-def bench_size(n: int, n_queries: int, rescores: list[int]) -> dict:
+def make_data(n: int, n_queries: int):
+    """(vectors, words, queries, query sets) of one size, the same for every backend."""
     rng = np.random.default_rng(n)
     vectors, words = synthetic(n, rng), texts(n, rng)
     picks = rng.integers(0, n, n_queries)
     queries = vectors[picks] + 0.05 * rng.standard_normal((n_queries, DIM)).astype(np.float32)
-    sets = query_sets(words, picks)
+    return vectors, words, queries, query_sets(words, picks)
+
+
+def _seqs(db: Database) -> dict[str, int]:
+    """chunk id -> index into the vectors (seq follows insertion order)."""
+    rows = db.execute("SELECT id, seq FROM knowledge_chunks").fetchall()
+    return {row["id"]: row["seq"] - 1 for row in rows}
+
+
+def bench_postgres(n: int, n_queries: int) -> dict:
+    """The shipped searches over the same data on PostgreSQL (a throwaway server)."""
+    from chatsvc.testing.postgres import running_server  # a dev dependency
+    from store.backend import open_database
+
+    vectors, words, queries, sets = make_data(n, n_queries)
+    exact = [list(np.argsort(-(vectors @ q))[:10]) for q in queries]
+    with running_server() as url:
+        db = open_database(database_url=url, sqlite_path=Path("unused"), embed_model="bench",
+                           embed_dim=DIM)
+        try:
+            started = time.perf_counter()
+            with db.bulk_vectors(["chunk_vec"]):  # the HNSW graph built once, after
+                knowledge = populate(db, vectors, words)
+            result = {"chunks": n, "populate_s": round(time.perf_counter() - started, 1),
+                      "vectors": db.vector_state.detail}
+            db.execute("ANALYZE knowledge_fts")  # lexeme statistics, as autovacuum leaves
+            index_of = _seqs(db)
+            sem_times, hits = timed(
+                lambda q: knowledge.semantic(q, viewer_id="bench", limit=10), queries)
+            result["semantic"] = summary(sem_times)
+            result["semantic_recall@10"] = recall(
+                [[index_of[h.chunk_id] for h in row] for row in hits], exact)
+            for name, prefix in _PREFIXES.items():
+                for part, figures in _words(knowledge, sets[name], queries).items():
+                    result[f"{prefix}{part}"] = figures
+        finally:
+            db.close()
+    return result
+
+
+def bench_size(n: int, n_queries: int, rescores: list[int]) -> dict:
+    vectors, words, queries, sets = make_data(n, n_queries)
     with tempfile.TemporaryDirectory() as tmp:
         db = SqliteDatabase(Path(tmp) / "bench.sqlite3", embed_model="bench", embed_dim=DIM)
         started = time.perf_counter()
         knowledge = populate(db, vectors, words)
         result = {"chunks": n, "populate_s": round(time.perf_counter() - started, 1)}
         conn = db.connection()
-        rows = conn.execute("SELECT id, seq FROM knowledge_chunks").fetchall()
-        index_of = {row[0]: row[1] - 1 for row in rows}  # seq follows insertion order
+        index_of = _seqs(db)
 
         exact_times, exact = timed(lambda q: list(np.argsort(-(vectors @ q))[:10]), queries)
         result["exact_numpy_f32"] = summary(exact_times)
@@ -216,7 +260,34 @@ def markdown(result: dict) -> str:
                      f"{size['write_then_search_cpu_s']} s | |")
         lines.append(f"| {n} | reading all vectors out of vec0 instead | | | "
                      f"{size['vec0_float_knn']['read_all_vectors_cpu_s']} s | |")
-    return "\n".join([*lines, "", *notes(result)]) + "\n"
+    return "\n".join([*lines, "", *postgres_lines(result), *notes(result)]) + "\n"
+
+
+def postgres_lines(result: dict) -> list[str]:
+    """The PostgreSQL table, beside SQLite's shipped rows of the same sizes."""
+    if not result.get("postgresql"):
+        return []
+    lines = ["## PostgreSQL beside SQLite (same data, same store code)", "",
+             result["postgresql"][0]["vectors"] + "; wall-clock times include the server's "
+             "work (its CPU is not in this process's CPU time).", "",
+             "| chunks | search | SQLite p50 / p95 ms | PostgreSQL p50 / p95 ms |",
+             "|---|---|---|---|"]
+    for sqlite, pg in zip(result["sizes"], result["postgresql"], strict=True):
+        # The last rescore benchmarked (the shipped 400 by default).
+        shipped = [v for k, v in sqlite.items() if k.startswith("shipped_rescore_")][-1]
+        n = pg["chunks"]
+        lines.append(f"| {n} | load (populate) | {sqlite['populate_s']} s | "
+                     f"{pg['populate_s']} s |")
+        for part in ("semantic", *[f"{prefix}{kind}" for prefix in _PREFIXES.values()
+                                   for kind in ("keyword_fts5_top50", "hybrid")]):
+            label = part.replace("keyword_fts5_top50", "keyword top 50")
+            if part == "semantic":
+                label += (f" (recall@10 {shipped['semantic_recall@10']} / "
+                          f"{pg['semantic_recall@10']})")
+            lines.append(f"| {n} | {label} | {shipped[part]['p50_ms']} / "
+                         f"{shipped[part]['p95_ms']} | {pg[part]['p50_ms']} / "
+                         f"{pg[part]['p95_ms']} |")
+    return [*lines, ""]
 
 
 def notes(result: dict) -> list[str]:
@@ -258,14 +329,20 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--rescore", default="200,400")
+    parser.add_argument("--backends", default="sqlite,postgresql",
+                        help="sqlite,postgresql or sqlite (PostgreSQL needs the dev extra)")
     args = parser.parse_args()
     rescores = [int(r) for r in args.rescore.split(",")]
-    sizes = [bench_size(int(n), args.queries, rescores) for n in args.sizes.split(",")]
+    counts = [int(n) for n in args.sizes.split(",")]
+    sizes = [bench_size(n, args.queries, rescores) for n in counts]
+    postgres = ([bench_postgres(n, args.queries) for n in counts]
+                if "postgresql" in args.backends.split(",") else [])
     result = {
         "note": (f"{DIM}-d synthetic clustered vectors, {args.queries} queries per size; "
                  f"{describe()}, numpy {np.__version__}. Hybrid = FTS5 top 50 + "
                  "semantic top 50 + RRF + row fetch, the same code a request runs."),
         "sizes": sizes,
+        "postgresql": postgres,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "knowledge_bench.json").write_text(json.dumps(result, indent=2) + "\n")

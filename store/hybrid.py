@@ -52,9 +52,9 @@ _MATCHES = {
     # (keyword MRR 0.898 against 0.858, hybrid 0.941 against 0.922), and costs ~0.55 of it
     # (6.4 against 11.4 ms for 2,000 matches at 100k chunks): retrieval_pg_ranking.md.
     POSTGRESQL: (
-        "SELECT f.rowid, ts_rank(f.tsv, q, 1) AS score FROM (SELECT rowid, tsv FROM {t} "
-        "WHERE tsv @@ to_tsquery('english', $q){own} LIMIT $candidates) f "
-        "CROSS JOIN to_tsquery('english', $q) AS q ORDER BY score DESC, f.rowid {cut}"),
+        "SELECT f.rowid, ts_rank(f.tsv, f.q, 1) AS score FROM (SELECT rowid, tsv, q "
+        "FROM {t}, to_tsquery('english', $q) AS q WHERE tsv @@ q{own} "
+        "LIMIT $candidates) f ORDER BY score DESC, f.rowid {cut}"),
 }
 # SQLite when its counts show that the cap cannot bite: every match, ranked in one pass.
 _SQLITE_ALL = ("SELECT rowid, -rank AS score FROM {t} WHERE {t} MATCH $q{own} "
