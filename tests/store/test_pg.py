@@ -198,3 +198,20 @@ def test_knn_searches_walk_the_hnsw_indexes(url):
             db, lambda: stores.knowledge.semantic(query, viewer_id=alice))
     finally:
         db.close()
+
+
+def test_every_connection_plans_searches_for_their_parameters(url):
+    db = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        def settings():
+            return (db.scalar("SHOW plan_cache_mode"), db.scalar("SHOW random_page_cost"))
+
+        assert settings() == ("force_custom_plan", "1.1")
+        # A connection of another thread (hybrid search's second ranking) too.
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(settings()))
+        worker.start()
+        worker.join()
+        assert seen == [("force_custom_plan", "1.1")]
+    finally:
+        db.close()
