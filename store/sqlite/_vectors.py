@@ -105,7 +105,7 @@ class SqliteVectors(VectorIndex):
         # Inside a transaction this connection sees uncommitted changes, which must not
         # reach the kept index (a rollback would leave them there, and their seqs may
         # be handed out again): such a search reads into an index of its own.
-        inside = self.db.connection().in_transaction
+        inside = self.db.in_transaction()
         try:
             view = (self._make(key, persist=False) if inside else self.index(key)).view(
                 lambda: _vecfeed.position(self.db))
