@@ -65,7 +65,7 @@ _SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM {t} WHERE {t} MATCH $q LIMI
 # recur in queries) are kept for STATS_SECONDS. Only those: a rare term's count is cheap
 # and may grow from 0 with the next write, which the next search must see.
 KEEP_COUNTS_FROM = 500
-KEPT_COUNTS = 4096  # per table
+KEPT_COUNTS = 4096  # terms kept per table (SQLite counts) and per database (lexemes)
 # PostgreSQL's estimate comes from ANALYZE's lexeme statistics (autovacuum keeps them),
 # read once a minute per table: a count would build the term's whole GIN bitmap, the
 # cost being avoided, and reading the statistics costs ~10 ms. A lexeme missing from
