@@ -17,7 +17,8 @@ chunk's own words in three sets (`query_sets`: typical, common, mixed). Measured
            of `rescore` candidates, FTS5 BM25, RRF, row fetch (everything a request does)
 * postgresql (with `--backends sqlite,postgresql`, the default) the same shipped searches
            over the same data on a throwaway PostgreSQL + pgvector server (pgvector HNSW,
-           tsvector + GIN), side by side with SQLite's
+           tsvector + GIN; shared_buffers 4GB as docs/scaling.md advises), side by
+           side with SQLite's
 
 Results go to evals/results/knowledge_bench.{json,md}.
 """
@@ -33,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from chatsvc.testing.postgres import SERVING
 from evals._machine import describe
 from store import ChunkIn, Database, Knowledge, SqliteDatabase
 
@@ -126,12 +128,12 @@ def _seqs(db: Database) -> dict[str, int]:
 
 def bench_postgres(n: int, n_queries: int) -> dict:
     """The shipped searches over the same data on PostgreSQL (a throwaway server)."""
-    from chatsvc.testing.postgres import running_server  # a dev dependency
+    from chatsvc.testing.postgres import running_server  # pgserver: a dev dependency
     from store.backend import open_database
 
     vectors, words, queries, sets = make_data(n, n_queries)
     exact = [list(np.argsort(-(vectors @ q))[:10]) for q in queries]
-    with running_server() as url:
+    with running_server(SERVING) as url:
         db = open_database(database_url=url, sqlite_path=Path("unused"), embed_model="bench",
                            embed_dim=DIM)
         try:
@@ -268,7 +270,8 @@ def postgres_lines(result: dict) -> list[str]:
     if not result.get("postgresql"):
         return []
     lines = ["## PostgreSQL beside SQLite (same data, same store code)", "",
-             result["postgresql"][0]["vectors"] + "; wall-clock times include the server's "
+             result["postgresql"][0]["vectors"] + f"; shared_buffers {SERVING['shared_buffers']}"
+             "; wall-clock times include the server's "
              "work (its CPU is not in this process's CPU time).", "",
              "| chunks | search | SQLite p50 / p95 ms | PostgreSQL p50 / p95 ms |",
              "|---|---|---|---|"]

