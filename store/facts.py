@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from store._errors import NotFound, StoreError
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
-from store.sql import GREATEST, in_list, record, visible
+from store.sql import GREATEST, record
 from store.vectors import KNN_MAX_K, Scope, VectorSpec, content_hash
 
 CATEGORIES = ("core", "technical", "project", "transient")
@@ -255,24 +255,12 @@ class Facts:
         # Expired facts may still hold vectors; the in-memory copy filters them after
         # the KNN: over-fetch so they rarely cost a result.
         now = now_iso()
-        nearest = self._vectors.nearest(
-            vector, k=min(KNN_MAX_K, max(1, limit) * 2 + 10),
+        found = self._vectors.nearest_rows(
+            vector, k=min(KNN_MAX_K, max(1, limit) * 2 + 10), columns=COLUMNS,
             scope=Scope(user_id=user_id, where=f"f.user_id = $user AND {LIVE}",
                         params={"user": user_id, "now": now}))
-        close = {row_id: (distance, digest) for row_id, distance, digest in nearest
-                 if distance <= max_distance}
-        if not close:
-            return []
-        ids, params = in_list("id", close)
-        rows = self.db.execute(
-            f"SELECT {COLUMNS}, f.content_hash AS hash, {visible(f'f.user_id = $user AND {LIVE}')}"
-            f" FROM facts f WHERE f.id IN {ids}",
-            {**params, "user": user_id, "now": now},
-        ).fetchall()
-        # A vector made from other text (left while vectors were off) never matches.
-        hits = [FactHit(row_to_fact(row), close[row["id"]][0]) for row in rows
-                if row["visible"] and close[row["id"]][1] == row["hash"]]
-        return sorted(hits, key=lambda hit: (hit.distance, hit.fact.id))[:limit]
+        return [FactHit(row_to_fact(row), distance) for row, distance in found
+                if distance <= max_distance][:limit]
 
     def vector_count(self, user_id: str | None = None) -> int:
         return self._vectors.count(user_id)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from store._errors import NotFound
 from store.clock import new_id, now_iso
 from store.contract import Database, EmbedJob
-from store.sql import in_list, visible
+from store.sql import record
 from store.vectors import KNN_MAX_K, Scope, VectorSpec, content_hash
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")
@@ -192,20 +192,10 @@ class Memories:
         On SQLite the filters apply after top-k, so fewer than `k` may come back."""
         where = f"m.user_id = $user AND m.deleted_at IS NULL AND {APPLIES}"
         params = {"user": user_id, "project": project_id}
-        nearest = self._vectors.nearest(
-            vector, k=max(1, min(k, KNN_MAX_K)),
+        found = self._vectors.nearest_rows(
+            vector, k=max(1, min(k, KNN_MAX_K)), columns=COLUMNS,
             scope=Scope(user_id=user_id, where=where, params=params))
-        found = {row_id: (distance, digest) for row_id, distance, digest in nearest}
-        if not found:
-            return []
-        ids, id_params = in_list("id", found)
-        rows = self.db.fetch(
-            f"SELECT {COLUMNS}, m.content_hash, {visible(where)} FROM user_memory m "
-            f"WHERE m.id IN {ids}", {**params, **id_params}, lambda *row: row)
-        # A vector made from other content (left while vectors were off) never matches.
-        hits = [(Memory(*row[:-2]), found[row[0]][0]) for row in rows
-                if row[-1] and found[row[0]][1] == row[-2]]
-        return sorted(hits, key=lambda hit: (hit[1], hit[0].id))
+        return [(record(Memory, row), distance) for row, distance in found]
 
     def forget_user(self, user_id: str) -> None:
         """The user's memory vectors, which no foreign key reaches (the rows go with the

@@ -20,7 +20,7 @@ from typing import Any
 from store._errors import StoreError
 from store.clock import now_iso
 from store.contract import Database, EmbedJob
-from store.sql import in_list, share_lock
+from store.sql import in_list, share_lock, visible
 
 # sqlite-vec's limit for a KNN `k`, kept by every backend so answers agree.
 KNN_MAX_K = 4096
@@ -262,3 +262,32 @@ class VectorIndex:
         """The `k` nearest rows in `scope`, nearest first; VectorUnavailable when vector
         search cannot run."""
         raise NotImplementedError
+
+    def nearest_rows(self, vector: Sequence[float], *, k: int, scope: Scope, columns: str
+                     ) -> list[tuple[Any, float]]:
+        """(row, cosine distance) of the `k` nearest rows meeting `scope.where` whose
+        vector was made from their present text, nearest first; a row holds `columns`
+        (SQL over the spec's source). Here the rows are read after the KNN, which leaves
+        `scope.where` to this read; PostgreSQL reads them in the KNN's statement."""
+        found = {row_id: (distance, digest)
+                 for row_id, distance, digest in self.nearest(vector, k=k, scope=scope)}
+        if not found:
+            return []
+        a = self.spec.alias
+        ids, params = in_list("knn_id", found)
+        rows = self.db.execute(
+            f"SELECT {columns}, {a}.id AS knn_id, {a}.content_hash AS knn_hash, "
+            f"{visible(scope.where)} FROM {self.spec.source} WHERE {a}.id IN {ids}",
+            {**scope.params, **params}).fetchall()
+        return self._current_first([(row, *found[row["knn_id"]]) for row in rows
+                                    if row["visible"]])
+
+    @staticmethod
+    def _current_first(found: list[tuple[Any, float, str | None]]
+                       ) -> list[tuple[Any, float]]:
+        """(row, distance) nearest first, of those whose vector was made from the row's
+        present text (a vector left from other text while vectors were off never
+        matches; a shared in-memory index knows no hash: None)."""
+        kept = [(row, distance) for row, distance, digest in found
+                if digest is None or digest == row["knn_hash"]]
+        return sorted(kept, key=lambda hit: (hit[1], hit[0]["knn_id"]))

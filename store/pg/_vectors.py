@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -63,6 +64,22 @@ class PgVectors(VectorIndex):
             [{"id": row_id} for row_id in row_ids])
 
     def nearest(self, vector: Sequence[float], *, k: int, scope: Scope) -> list[Neighbour]:
+        rows = self._knn(vector, k=k, scope=scope, columns="")
+        # relaxed_order scans may return near-ties out of order: sort exactly.
+        return sorted(((row["knn_id"], row["knn_distance"], row["knn_vector_hash"])
+                       for row in rows), key=lambda found: (found[1], found[0]))
+
+    def nearest_rows(self, vector: Sequence[float], *, k: int, scope: Scope, columns: str
+                     ) -> list[tuple[Any, float]]:
+        """The rows come from the KNN's own statement: one round trip, not two (1-2 ms
+        of a 5 ms search at 100k facts)."""
+        rows = self._knn(vector, k=k, scope=scope,
+                         columns=f"{columns}, {self.spec.alias}.content_hash AS knn_hash, ")
+        return self._current_first(
+            [(row, row["knn_distance"], row["knn_vector_hash"]) for row in rows])
+
+    def _knn(self, vector: Sequence[float], *, k: int, scope: Scope, columns: str
+             ) -> list[dict]:
         self.db.require_vectors()
         s = self.spec
         partition = "v.user_id = $knn_user AND " if s.owner is not None else ""
@@ -70,13 +87,14 @@ class PgVectors(VectorIndex):
         # one row and sort an exact scan instead of walking HNSW (28 ms against 2.9 ms at
         # 5k facts). Callers compare the returned hash with the row's, as on SQLite.
         rows = self.db.execute(
-            f"SELECT v.{s.id_column} AS id, v.embedding <=> $knn_vec AS distance, "
-            f"v.content_hash AS hash FROM {s.table} v, {s.source} "
+            f"SELECT {columns}v.{s.id_column} AS knn_id, "
+            "v.embedding <=> $knn_vec AS knn_distance, v.content_hash AS knn_vector_hash "
+            f"FROM {s.table} v, {s.source} "
             f"WHERE {partition}{s.alias}.id = v.{s.id_column} AND {scope.where} "
-            "ORDER BY distance LIMIT $knn_k",
+            "ORDER BY knn_distance LIMIT $knn_k",
             {**scope.params, "knn_user": scope.user_id, "knn_vec": self._vector(vector),
              "knn_k": max(1, k)},
         ).fetchall()
-        # relaxed_order scans may return near-ties out of order: sort exactly.
-        return sorted(((row["id"], float(row["distance"]), row["hash"]) for row in rows),
-                      key=lambda found: (found[1], found[0]))
+        for row in rows:
+            row["knn_distance"] = float(row["knn_distance"])
+        return rows

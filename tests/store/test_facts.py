@@ -118,3 +118,15 @@ def test_supersede_needs_the_same_user(facts, users):
         facts.supersede(a.id, by_id=b.id, at=now_iso())
     with pytest.raises(NotFound):
         facts.supersede(a.id, by_id=a.id, at=now_iso())
+
+
+def test_a_vector_made_from_other_text_never_matches(db, facts, users):
+    """A vector left from earlier text (written while the row changed, or while vectors
+    were off) is in the index but must not bring the fact back."""
+    ann, _ = users
+    kept = facts.create(ann, category="core", fact="lives in Lyon", embedding=E2)
+    moved = facts.create(ann, category="core", fact="lives in Paris")
+    with db.transaction():
+        facts._vectors.put(ann, [(moved.id, E1, "hash of some earlier text")])
+    hits = facts.search_by_vector(ann, E1, limit=10, max_distance=2.0)
+    assert [hit.fact.id for hit in hits] == [kept.id]
