@@ -6,7 +6,8 @@ holds what both backends share — the spec, the backfill queries (`unembedded`,
 `pending_count`), saving only rows that still have the hashed content, counts —
 and each backend adds its writes (`_write`, `drop`) and its KNN (`nearest`):
 in-memory copies over sqlite-vec (store/sqlite/_vectors.py), HNSW scans with the
-filters inside on PostgreSQL (store/pg/_vectors.py). `Database.vectors(spec)`
+filters inside on PostgreSQL (store/pg/_vectors.py), which also reads a KNN's rows in
+its own statement (`nearest_rows`). `Database.vectors(spec)`
 builds the backend's index.
 """
 
