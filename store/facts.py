@@ -252,15 +252,13 @@ class Facts:
         max_distance: float = 1.0,
     ) -> list[FactHit]:
         """The user's live facts nearest to `vector`, closest first, within max_distance."""
-        # Expired facts may still hold vectors; the in-memory copy filters them after
-        # the KNN: over-fetch so they rarely cost a result.
         now = now_iso()
         found = self._vectors.nearest_rows(
-            vector, k=min(KNN_MAX_K, max(1, limit) * 2 + 10), columns=COLUMNS,
+            vector, k=min(KNN_MAX_K, max(1, limit)), columns=COLUMNS,
             scope=Scope(user_id=user_id, where=f"f.user_id = $user AND {LIVE}",
                         params={"user": user_id, "now": now}))
         return [FactHit(row_to_fact(row), distance) for row, distance in found
-                if distance <= max_distance][:limit]
+                if distance <= max_distance]
 
     def vector_count(self, user_id: str | None = None) -> int:
         return self._vectors.count(user_id)

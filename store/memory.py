@@ -188,8 +188,7 @@ class Memories:
         self, user_id: str, vector: Sequence[float], *, k: int, project_id: str | None
     ) -> list[tuple[Memory, float]]:
         """The user's `k` nearest vectors (cosine), kept when their memory is live,
-        applies in `project_id` and still has the content the vector was made from.
-        On SQLite the filters apply after top-k, so fewer than `k` may come back."""
+        applies in `project_id` and still has the content the vector was made from."""
         where = f"m.user_id = $user AND m.deleted_at IS NULL AND {APPLIES}"
         params = {"user": user_id, "project": project_id}
         found = self._vectors.nearest_rows(

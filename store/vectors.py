@@ -269,9 +269,12 @@ class VectorIndex:
         """(row, cosine distance) of the `k` nearest rows meeting `scope.where` whose
         vector was made from their present text, nearest first; a row holds `columns`
         (SQL over the spec's source). Here the rows are read after the KNN, which leaves
-        `scope.where` to this read; PostgreSQL reads them in the KNN's statement."""
+        `scope.where` to this read: the KNN asks for spare rows, so that rows it drops
+        (expired facts, other projects' memories) rarely cost a result. PostgreSQL
+        filters inside its scan and reads the rows in the KNN's statement."""
+        spare = min(KNN_MAX_K, 2 * k + 10)
         found = {row_id: (distance, digest)
-                 for row_id, distance, digest in self.nearest(vector, k=k, scope=scope)}
+                 for row_id, distance, digest in self.nearest(vector, k=spare, scope=scope)}
         if not found:
             return []
         a = self.spec.alias
@@ -281,7 +284,7 @@ class VectorIndex:
             f"{visible(scope.where)} FROM {self.spec.source} WHERE {a}.id IN {ids}",
             {**scope.params, **params}).fetchall()
         return self._current_first([(row, *found[row["knn_id"]]) for row in rows
-                                    if row["visible"]])
+                                    if row["visible"]])[:k]
 
     @staticmethod
     def _current_first(found: list[tuple[Any, float, str | None]]

@@ -130,3 +130,18 @@ def test_a_vector_made_from_other_text_never_matches(db, facts, users):
         facts._vectors.put(ann, [(moved.id, E1, "hash of some earlier text")])
     hits = facts.search_by_vector(ann, E1, limit=10, max_distance=2.0)
     assert [hit.fact.id for hit in hits] == [kept.id]
+
+
+def test_expired_facts_do_not_take_the_places_asked_for(db, facts, users):
+    """Facts past their `valid_to` keep their vectors until the next write; the nearest
+    ones being expired still leaves `limit` live facts in the answer."""
+    ann, _ = users
+    for i in range(3):
+        old = facts.create(ann, category="transient", fact=f"was in Rome, trip {i}",
+                           embedding=E1)
+        db.execute("UPDATE facts SET valid_to = '2000-01-01T00:00:00Z' WHERE id = $id",
+                   {"id": old.id})
+    near = facts.create(ann, category="core", fact="lives in Lyon", embedding=[0.8, 0.6, 0, 0])
+    far = facts.create(ann, category="core", fact="writes Rust", embedding=E2)
+    hits = facts.search_by_vector(ann, E1, limit=2, max_distance=2.0)
+    assert [hit.fact.id for hit in hits] == [near.id, far.id]

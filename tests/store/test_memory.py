@@ -113,6 +113,18 @@ def test_project_scope_applies_only_in_its_project(store, owners):
     assert contents(m for m, _ in recalled) == ["global", "in p1"]
 
 
+def test_memories_of_other_projects_do_not_take_the_places_asked_for(store, owners):
+    """The nearest memories belong to another project: recall still gives `k` that
+    apply (SQLite filters after its in-memory KNN, which asks for spare rows)."""
+    alice, _ = owners
+    for i in range(3):
+        note(store, alice, f"in p2 #{i}", EAST, scope="project", project_id="p2")
+    north = note(store, alice, "north", NORTH)
+    west = note(store, alice, "west", WEST)
+    hits = store.recall(alice, EAST, k=2, project_id="p1")
+    assert [m.id for m, _ in hits] == [north.id, west.id]
+
+
 def test_recall_is_nearest_first_and_per_user(store, owners):
     alice, bob = owners
     east = note(store, alice, "east", EAST)
