@@ -2,6 +2,7 @@
 another thread keeps writing; PostgreSQL says to use pg_dump."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -44,6 +45,9 @@ def test_backup_during_writes_is_one_consistent_state(tmp_path):
         assert written.wait(10)
         live.backup(tmp_path / "copy.sqlite3")
         during = _counts(live)
+        deadline = time.monotonic() + 10  # the writer goes on after the backup too
+        while _counts(live)["facts"] <= during["facts"] and time.monotonic() < deadline:
+            time.sleep(0.01)
     finally:
         stop.set()
         writer.join()
