@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chatsvc.testing.postgres import SERVING
+from chatsvc.testing.postgres import SERVING, running_server  # pgserver: a dev extra
 from evals._machine import describe
 from store import ChunkIn, Database, Knowledge, SqliteDatabase
 
@@ -128,7 +128,6 @@ def _seqs(db: Database) -> dict[str, int]:
 
 def bench_postgres(n: int, n_queries: int) -> dict:
     """The shipped searches over the same data on PostgreSQL (a throwaway server)."""
-    from chatsvc.testing.postgres import running_server  # pgserver: a dev dependency
     from store.backend import open_database
 
     vectors, words, queries, sets = make_data(n, n_queries)
