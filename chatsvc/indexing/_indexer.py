@@ -164,8 +164,7 @@ class Indexer:
 
     # -- the loop ----------------------------------------------------------------------
 
-    async def run_forever(self) -> None:
-        self._loop, self._event = asyncio.get_running_loop(), asyncio.Event()
+    async def _run_forever(self, event: asyncio.Event) -> None:
         while True:
             self._passing = True
             try:
@@ -179,16 +178,22 @@ class Indexer:
             finally:
                 self._passing = False
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._event.wait(),
-                                       self.interval if up else RETRY_SECONDS)
-            self._event.clear()
+                await asyncio.wait_for(event.wait(), self.interval if up else RETRY_SECONDS)
+            event.clear()
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Run the indexer while the context is open (the app's lifespan)."""
+        """Run the indexer while the context is open (the app's lifespan).
+
+        One run at a time: two apps sharing one `Services` on two event loops would
+        trade the wake-up event between loops; each app needs its own."""
+        if self._loop is not None:
+            raise RuntimeError("this indexer already runs in another app's lifespan: "
+                               "open one Services per app")
+        self._loop, self._event = asyncio.get_running_loop(), asyncio.Event()
         self._passing = True  # busy from the start: the first pass runs at once
         try:
-            async with running_in_background(self.run_forever()):
+            async with running_in_background(self._run_forever(self._event)):
                 yield
         finally:
             self._loop = self._event = None

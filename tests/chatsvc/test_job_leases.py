@@ -61,3 +61,15 @@ def test_a_runner_that_lost_its_lease_leaves_the_job_to_the_taker(services):
     left = anyio.run(run_job, claimed, work)
     assert (left.status, left.owner, left.done, left.error) == ("queued", "taker", 0, None)
     assert knowledge.pending_count(saved.entry.id) == 40  # the stalled runner embedded none
+
+
+def test_a_second_app_on_the_same_services_is_refused_while_the_first_runs(services):
+    """Two lifespans on two event loops would trade the indexer's wake-up event (seen as
+    a shutdown crash in CI); the second one is told to open its own services."""
+    with TestClient(create_app(services=services)), \
+            pytest.raises(BaseExceptionGroup) as refused, \
+            TestClient(create_app(services=services)):
+        pass
+    assert refused.group_contains(RuntimeError, match="one Services per app")
+    with TestClient(create_app(services=services)) as again:  # one after the other is fine
+        assert again.get("/health").status_code == 200

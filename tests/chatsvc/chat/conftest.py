@@ -94,6 +94,16 @@ def live(services):
 
 
 @pytest.fixture
+def live_client(live):
+    """An HTTP client on the live server: a test that needs `live` uses this rather than
+    `client`, which would run a second app (and lifespan) over the same services."""
+    import httpx
+
+    with httpx.Client(base_url=live, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture
 def oai(live, alice):
     """The official openai client on /v1, as alice."""
     import openai

@@ -139,7 +139,7 @@ def test_stop_ends_the_running_answer_and_keeps_it_interrupted(live, alice, upst
     assert again.status_code == 204
 
 
-def test_nothing_running_and_nothing_after_the_id_is_204(live, alice, upstream, client):
+def test_nothing_running_and_nothing_after_the_id_is_204(live, alice, upstream, live_client):
     upstream.script(Reply(chunks=["a", "b"]))
     answer = httpx.post(f"{live}/api/chat", headers=alice[1], timeout=10,
                         json={"message": "hi", "stream": False}).json()
@@ -152,10 +152,11 @@ def test_nothing_running_and_nothing_after_the_id_is_204(live, alice, upstream, 
         events = sse_events(source)
     assert reattach(live, alice[1], conversation, events[-1][0]) == (204, [])
     url = f"/api/conversations/{conversation}/stream"
-    by_query = client.get(url, params={"last_event_id": str(events[-2][0])}, headers=alice[1])
+    by_query = live_client.get(url, params={"last_event_id": str(events[-2][0])},
+                               headers=alice[1])
     assert by_query.status_code == 200 and "event: done" in by_query.text
     for bad in ("x", "-1", "1.5"):
-        refused = client.get(url, headers={**alice[1], "Last-Event-ID": bad})
+        refused = live_client.get(url, headers={**alice[1], "Last-Event-ID": bad})
         assert refused.status_code == 400, refused.text
 
 

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.chatsvc.chat.conftest import live  # noqa: F401  (the app on a loopback port)
+from tests.chatsvc.chat.conftest import live, live_client  # noqa: F401  (the app on a loopback port)
 from tests.chatsvc.recall.conftest import wait_until_indexed
 
 TOOL_NAMES = {"search_knowledge", "read_knowledge", "search_conversations", "search_facts",
@@ -51,7 +51,8 @@ def test_without_a_token_mcp_answers_401(live):  # noqa: F811
     assert response.status_code == 401
 
 
-def test_tools_over_http_act_as_the_caller(live, alice, bob, client):  # noqa: F811
+def test_tools_over_http_act_as_the_caller(live, alice, bob, live_client):  # noqa: F811
+    client = live_client
     assert client.post("/api/facts", json={"category": "core", "fact": "Lives in Lisbon"},
                        headers=alice[1]).status_code == 201
     said = {"conversations": [{"title": "boats", "messages": [
