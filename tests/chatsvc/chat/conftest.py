@@ -99,7 +99,7 @@ def live_client(live):
     `client`, which would run a second app (and lifespan) over the same services."""
     import httpx
 
-    with httpx.Client(base_url=live, timeout=10) as client:
+    with httpx.Client(base_url=live, timeout=30) as client:
         yield client
 
 

@@ -24,9 +24,9 @@ def test_models_lists_the_configured_model(oai, settings):
     assert [m.id for m in oai.models.list()] == [settings.llm_model]
 
 
-def test_completion_adds_the_stable_prefix_and_the_block(oai, client, alice, upstream,
+def test_completion_adds_the_stable_prefix_and_the_block(oai, live_client, alice, upstream,
                                                          settings):
-    seed_user_data(client, alice[1])
+    seed_user_data(live_client, alice[1])
     upstream.script(Reply(chunks=["Miso", "."]))
     result = oai.chat.completions.create(model=settings.llm_model, messages=conversation())
     assert result.choices[0].message.content == "Miso."

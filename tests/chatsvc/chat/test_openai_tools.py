@@ -64,9 +64,9 @@ def _with_results(calls) -> list[dict]:
     return [*QUESTION, assistant, *results]
 
 
-def test_tool_results_follow_the_question_and_keep_the_cache(oai, client, alice, upstream,
+def test_tool_results_follow_the_question_and_keep_the_cache(oai, live_client, alice, upstream,
                                                              settings):
-    seed_user_data(client, alice[1])
+    seed_user_data(live_client, alice[1])
     upstream.script(Reply(chunks=[], tool_calls=CALLS), Reply(chunks=["Sunny both."]))
     oai.chat.completions.create(model=settings.llm_model, messages=QUESTION, tools=[WEATHER])
     result = oai.chat.completions.create(model=settings.llm_model,
