@@ -44,8 +44,8 @@ from chatsvc.embeddings import LocalEmbedder
 from chatsvc.local_models import free_port
 from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
 from evals._machine import describe
-from evals.knowledge_bench import CHUNKS_PER_ENTRY, synthetic, texts
-from store import ChunkIn, Facts, Knowledge, SqliteDatabase, Users
+from evals.knowledge_bench import populate, synthetic, texts
+from store import Facts, SqliteDatabase, Users
 from store.chats import Chats
 from store.contract import EmbedJob
 from store.facts import content_hash
@@ -73,7 +73,7 @@ def prepare(data_dir: Path, n_facts: int, n_chunks: int) -> float:
         user, token = Users(db).add("bench")
         (data_dir / "token").write_text(token)
         _facts(db, user.id, synthetic(n_facts, rng, LocalEmbedder.dim))
-        _chunks(db, synthetic(n_chunks, rng, LocalEmbedder.dim), texts(n_chunks, rng))
+        populate(db, synthetic(n_chunks, rng, LocalEmbedder.dim), texts(n_chunks, rng))
         conversation, question = Chats(db).start_turn(user.id, "hello")  # an active user
         Chats(db).end_turn(user.id, conversation.id, question.id)
     finally:
@@ -90,17 +90,6 @@ def _facts(db, user_id: str, vectors: np.ndarray) -> None:
         if len(batch) == BATCH or i == len(vectors) - 1:
             facts.save_embeddings(batch)
             batch = []
-
-
-def _chunks(db, vectors: np.ndarray, words: list[str]) -> None:
-    knowledge, jobs = Knowledge(db), []
-    for start in range(0, len(words), CHUNKS_PER_ENTRY):
-        chunks = [ChunkIn(t, "en") for t in words[start : start + CHUNKS_PER_ENTRY]]
-        jobs += knowledge.save(owner_id=None, title=f"e{start}", content=f"entry {start}",
-                               source_type="document", chunks=chunks).jobs
-    for start in range(0, len(jobs), BATCH):
-        knowledge.save_embeddings(list(zip(jobs[start : start + BATCH],
-                                           vectors[start : start + BATCH], strict=True)))
 
 
 def turn(url: str, token: str, question: str, upstream: ScriptedUpstream) -> dict:

@@ -36,10 +36,11 @@ import numpy as np
 
 from chatsvc.testing.postgres import SERVING, running_server  # pgserver: a dev extra
 from evals._machine import describe
-from store import ChunkIn, Database, Knowledge, SqliteDatabase
+from store import ChunkIn, Database, EntryIn, Knowledge, SqliteDatabase
 
 DIM = 768
 CHUNKS_PER_ENTRY = 10
+ENTRIES_PER_SAVE = 1000  # one transaction each
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -74,13 +75,15 @@ def query_sets(words: list[str], picks: np.ndarray) -> dict[str, list[str]]:
 
 
 def populate(db: Database, vectors: np.ndarray, words: list[str]) -> Knowledge:
+    """Shared entries of CHUNKS_PER_ENTRY chunks, saved ENTRIES_PER_SAVE at a time (the
+    bulk path, `Knowledge.save_many`), then their vectors in batches of 5000."""
     knowledge = Knowledge(db)
-    jobs = []
-    for start in range(0, len(words), CHUNKS_PER_ENTRY):
-        chunks = [ChunkIn(t, "en") for t in words[start : start + CHUNKS_PER_ENTRY]]
-        saved = knowledge.save(owner_id=None, title=f"e{start}", content=f"entry {start}",
-                               source_type="document", chunks=chunks)
-        jobs.extend(saved.jobs)
+    items = [EntryIn(f"e{start}", f"entry {start}", "document",
+                     [ChunkIn(t, "en") for t in words[start : start + CHUNKS_PER_ENTRY]])
+             for start in range(0, len(words), CHUNKS_PER_ENTRY)]
+    jobs = [job for start in range(0, len(items), ENTRIES_PER_SAVE)
+            for saved in knowledge.save_many(None, items[start : start + ENTRIES_PER_SAVE])
+            for job in saved.jobs]
     for start in range(0, len(jobs), 5000):
         batch = jobs[start : start + 5000]
         knowledge.save_embeddings(list(zip(batch, vectors[start : start + 5000], strict=True)))

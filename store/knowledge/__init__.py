@@ -5,7 +5,7 @@ otherwise only its owner sees it. Entries are keyed by (owner, source_type,
 source_id) when a source id is given, else by content hash, so indexing the same
 thing twice is a no-op and a changed source replaces its entry.
 
-Writes go: `save` (entry + chunks + full-text rows, one transaction) -> the
+Writes go: `save` or `save_many` (entries + chunks + full-text rows, one transaction) -> the
 caller embeds the returned `EmbedJob`s -> `save_embeddings`. Chunks without a
 vector are still found by keyword search and picked up by `unembedded` later.
 Entries live in `_entries`, pins (the documents a conversation starts with) in
@@ -25,6 +25,7 @@ from store.knowledge._records import (
     VECTORS,
     ChunkIn,
     Entry,
+    EntryIn,
     Hit,
     Saved,
     content_hash,
@@ -70,6 +71,6 @@ class Knowledge(Entries, Pins, Search):
 
 
 __all__ = [
-    "RRF_K", "ChunkIn", "Entry", "Hit", "Knowledge", "Saved", "content_hash", "embed_text",
-    "rrf_merge",
+    "RRF_K", "ChunkIn", "Entry", "EntryIn", "Hit", "Knowledge", "Saved", "content_hash",
+    "embed_text", "rrf_merge",
 ]

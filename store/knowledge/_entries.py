@@ -4,6 +4,8 @@ transaction, vectors through the index) and reads."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 
 from store import fts, vectors
 from store._errors import NotFound
@@ -16,13 +18,16 @@ from store.knowledge._records import (
     VISIBLE,
     ChunkIn,
     Entry,
+    EntryIn,
     Saved,
     content_hash,
     embed_text,
     entry_from,
 )
+from store.sql import in_list
 from store.vectors import VectorIndex
 
+SAVE_BATCH = 500  # entries per chunk insert and read-back (keeps IN lists bounded)
 # One source of one owner ('' = shared: the unique index is on that expression).
 _OF_SOURCE = "ifnull(owner_id, '') = $owner AND source_type = $type"
 
@@ -49,34 +54,62 @@ class Entries:
         overview: str = "",
     ) -> Saved:
         """Create the entry, replace the one with the same source, or keep an identical one."""
-        digest = content_hash(title, content)
+        item = EntryIn(title, content, source_type, chunks, source_id, metadata, abstract,
+                       overview)
+        return self.save_many(owner_id, [item])[0]
+
+    def save_many(self, owner_id: str | None, items: Sequence[EntryIn]) -> list[Saved]:
+        """`save` for many entries of one owner in one transaction, in order (a later item
+        with the source of an earlier one replaces it). Chunks, full-text rows and the
+        reads back go in a few statements per `SAVE_BATCH` entries: a bulk load's entry
+        costs two round trips instead of nine."""
         with self.db.transaction():
-            existing = self._existing(owner_id, source_type, source_id, digest)
-            if existing is not None and existing["content_hash"] == digest:
-                return Saved(self.read(existing["id"]), "unchanged")
-            values = dict(
-                owner=owner_id, title=title, type=source_type, source=source_id, content=content,
-                abstract=abstract, overview=overview, metadata=json.dumps(metadata or {}),
-                hash=digest, now=now_iso(),
-            )
-            if existing is None:
-                entry_id, status = new_id(), "created"
-                self.db.execute(
-                    "INSERT INTO knowledge_entries(id, owner_id, title, source_type, source_id, "
-                    "content, abstract, overview, metadata, content_hash, created_at, "
-                    "updated_at) VALUES ($id, $owner, $title, $type, $source, $content, "
-                    "$abstract, $overview, $metadata, $hash, $now, $now)",
-                    {"id": entry_id, **values})
-            else:
-                entry_id, status = existing["id"], "replaced"
-                self._delete_chunks(entry_id)
-                self.db.execute(
-                    "UPDATE knowledge_entries SET title = $title, content = $content, "
-                    "abstract = $abstract, overview = $overview, tiers_by = 'extractive', "
-                    "metadata = $metadata, content_hash = $hash, updated_at = $now "
-                    "WHERE id = $id", {"id": entry_id, **values})
-            jobs = self._insert_chunks(entry_id, title, chunks)
-            return Saved(self.read(entry_id), status, jobs)
+            saved = [one for start in range(0, len(items), SAVE_BATCH)
+                     for one in self._save_batch(owner_id, items[start:start + SAVE_BATCH])]
+        # An entry replaced by a later batch lost the chunks an earlier one made jobs for.
+        last = {one.entry.id: i for i, one in enumerate(saved) if one.jobs}
+        return [one if last.get(one.entry.id, i) == i else replace(one, jobs=[])
+                for i, one in enumerate(saved)]
+
+    def _save_batch(self, owner_id: str | None, items: Sequence[EntryIn]) -> list[Saved]:
+        decided = [self._entry_row(owner_id, item) for item in items]
+        # The chunks an entry ends with are those of its last item that was not unchanged.
+        chunked_at = {entry_id: i for i, (entry_id, status) in enumerate(decided)
+                      if status != "unchanged"}
+        jobs = self._insert_chunks({entry_id: items[i] for entry_id, i in chunked_at.items()})
+        entries = self._read_many([entry_id for entry_id, _ in decided])
+        return [Saved(entries[entry_id], status,
+                      jobs.get(entry_id, []) if chunked_at.get(entry_id) == i else [])
+                for i, (entry_id, status) in enumerate(decided)]
+
+    def _entry_row(self, owner_id: str | None, item: EntryIn) -> tuple[str, str]:
+        """(entry id, status): the entry row written, its old chunks gone."""
+        digest = content_hash(item.title, item.content)
+        existing = self._existing(owner_id, item.source_type, item.source_id, digest)
+        if existing is not None and existing["content_hash"] == digest:
+            return existing["id"], "unchanged"
+        values = dict(
+            owner=owner_id, title=item.title, type=item.source_type, source=item.source_id,
+            content=item.content, abstract=item.abstract, overview=item.overview,
+            metadata=json.dumps(item.metadata or {}), hash=digest, now=now_iso(),
+        )
+        if existing is None:
+            entry_id = new_id()
+            self.db.execute(
+                "INSERT INTO knowledge_entries(id, owner_id, title, source_type, source_id, "
+                "content, abstract, overview, metadata, content_hash, created_at, "
+                "updated_at) VALUES ($id, $owner, $title, $type, $source, $content, "
+                "$abstract, $overview, $metadata, $hash, $now, $now)",
+                {"id": entry_id, **values})
+            return entry_id, "created"
+        entry_id = existing["id"]
+        self._delete_chunks(entry_id)
+        self.db.execute(
+            "UPDATE knowledge_entries SET title = $title, content = $content, "
+            "abstract = $abstract, overview = $overview, tiers_by = 'extractive', "
+            "metadata = $metadata, content_hash = $hash, updated_at = $now "
+            "WHERE id = $id", {"id": entry_id, **values})
+        return entry_id, "replaced"
 
     def _existing(self, owner_id, source_type, source_id, digest):
         params = {"owner": owner_id or "", "type": source_type, "source": source_id,
@@ -89,23 +122,31 @@ class Entries:
             f"SELECT id, content_hash FROM knowledge_entries WHERE {_OF_SOURCE} "
             "AND content_hash = $hash AND source_id IS NULL", params).fetchone()
 
-    def _insert_chunks(self, entry_id: str, title: str, chunks: list[ChunkIn]) -> list[EmbedJob]:
-        """Three statements whatever the chunk count (a round trip per row was most of a
-        bulk load on PostgreSQL): the chunks, their seqs, their full-text rows."""
+    def _insert_chunks(self, items: dict[str, EntryIn]) -> dict[str, list[EmbedJob]]:
+        """Three statements whatever the entry and chunk count (a round trip per row was
+        most of a bulk load on PostgreSQL): the chunks, their seqs, their full-text
+        rows. Jobs by entry id."""
         rows = [{"id": new_id(), "entry": entry_id, "index": index, "content": chunk.text,
                  "language": chunk.language, "hash": vectors.content_hash(chunk.text)}
-                for index, chunk in enumerate(chunks)]
+                for entry_id, item in items.items() for index, chunk in enumerate(item.chunks)]
+        if not rows:
+            return {}
         self.db.executemany(
             "INSERT INTO knowledge_chunks(id, entry_id, chunk_index, content, language, "
             "content_hash) VALUES ($id, $entry, $index, $content, $language, $hash)", rows)
+        entries, params = in_list("entry", items)
         seqs = {row["id"]: row["seq"] for row in self.db.execute(
-            "SELECT id, seq FROM knowledge_chunks WHERE entry_id = $entry", {"entry": entry_id})}
+            f"SELECT id, seq FROM knowledge_chunks WHERE entry_id IN {entries}", params)}
         self.db.executemany(
             "INSERT INTO knowledge_fts(rowid, body) VALUES ($seq, $body)",
-            [{"seq": seqs[row["id"]], "body": fts.index_text(f"{title}\n{row['content']}")}
+            [{"seq": seqs[row["id"]],
+              "body": fts.index_text(f"{items[row['entry']].title}\n{row['content']}")}
              for row in rows])
-        return [EmbedJob(row["id"], embed_text(title, row["content"]), row["hash"])
-                for row in rows]
+        jobs: dict[str, list[EmbedJob]] = {}
+        for row in rows:
+            jobs.setdefault(row["entry"], []).append(EmbedJob(
+                row["id"], embed_text(items[row["entry"]].title, row["content"]), row["hash"]))
+        return jobs
 
     def _delete_chunks(self, entry_id: str) -> None:
         ids = [row["id"] for row in self.db.execute(
@@ -163,6 +204,12 @@ class Entries:
         return {row["source_id"]: row["content_hash"] for row in rows}
 
     # -- reads -------------------------------------------------------------------------
+
+    def _read_many(self, entry_ids: Sequence[str]) -> dict[str, Entry]:
+        ids, params = in_list("id", set(entry_ids))
+        rows = self.db.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM knowledge_entries e WHERE e.id IN {ids}", params)
+        return {row["id"]: entry_from(row) for row in rows}
 
     def read(self, entry_id: str) -> Entry:
         """The entry whoever owns it (internal callers: tier writer, CLI)."""

@@ -40,6 +40,20 @@ class ChunkIn:
 
 
 @dataclass(frozen=True)
+class EntryIn:
+    """One entry to save (`Knowledge.save_many`): its text already cut into chunks."""
+
+    title: str
+    content: str
+    source_type: str
+    chunks: list[ChunkIn]
+    source_id: str | None = None
+    metadata: dict | None = None
+    abstract: str = ""
+    overview: str = ""
+
+
+@dataclass(frozen=True)
 class Entry:
     id: str
     owner_id: str | None

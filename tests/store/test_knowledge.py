@@ -3,8 +3,9 @@ import itertools
 import numpy as np
 import pytest
 
-from store import ChunkIn, NotFound, VectorUnavailable
+from store import ChunkIn, EntryIn, NotFound, VectorUnavailable
 from store.backend import stores_for
+from store.knowledge import _entries as entries_module
 from store.knowledge import rrf_merge
 
 
@@ -215,3 +216,36 @@ def test_hybrid_inside_a_transaction_sees_its_uncommitted_chunks(db, knowledge):
         hits = knowledge.hybrid("runbook", _vec(9), viewer_id="x", limit=5)
         assert [h.text for h in hits] == ["freshly written runbook"]
         assert hits[0].score == pytest.approx(2 / 61)  # first in both rankings
+
+
+def _item(text, *, source_id=None, title="T"):
+    return EntryIn(title, text, "document", [ChunkIn(text, "en")], source_id=source_id)
+
+
+def test_save_many_gives_what_saving_one_by_one_gives(knowledge, monkeypatch):
+    monkeypatch.setattr(entries_module, "SAVE_BATCH", 2)  # a replace across batches too
+    first = knowledge.save_many(None, [_item("alpha one", source_id="a.md"),
+                                       _item("shared words"),
+                                       _item("alpha two", source_id="a.md"),
+                                       _item("shared words"),
+                                       _item("beta", source_id="b.md")])
+    assert [s.status for s in first] == ["created", "created", "replaced", "unchanged",
+                                         "created"]
+    assert first[0].entry.id == first[2].entry.id and first[1].entry.id == first[3].entry.id
+    # Jobs only for the chunks each entry ends with: nothing embeds "alpha one".
+    texts = sorted(job.text for saved in first for job in saved.jobs)
+    assert texts == ["T\nalpha two", "T\nbeta", "T\nshared words"]
+    assert knowledge.keyword("one", viewer_id="x") == []
+    assert [h.text for h in knowledge.keyword("alpha", viewer_id="x")] == ["alpha two"]
+    assert knowledge.read(first[0].entry.id).chunks == 1
+    again = knowledge.save_many(None, [_item("alpha two", source_id="a.md"),
+                                       _item("beta changed", source_id="b.md")])
+    assert [(s.status, len(s.jobs)) for s in again] == [("unchanged", 0), ("replaced", 1)]
+    assert knowledge.pending_count() == 3  # nothing embedded yet: a2, shared, beta changed
+
+
+def test_save_many_writes_nothing_when_one_item_fails(knowledge, db):
+    bad = EntryIn("T", "x", "document", [ChunkIn("x", "en")], metadata={"not": {1, 2}})
+    with pytest.raises(TypeError):
+        knowledge.save_many(None, [_item("kept?"), bad])
+    assert knowledge.list(viewer_id="x")[1] == 0

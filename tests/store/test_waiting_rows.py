@@ -61,3 +61,26 @@ def test_vectors_saved_before_the_column_existed_are_adopted_on_open(db, open_db
 def test_every_vector_table_names_its_source_rows():
     specs = (FACTS, CHUNKS, MEMORY, MESSAGES)
     assert {s.table: (s.source.split()[0], s.id_column) for s in specs} == EMBEDDED
+
+
+def test_a_batch_large_enough_for_copy_is_saved_replaced_and_marked(db):
+    """100 rows: PostgreSQL stages them through COPY (small batches insert row by row);
+    both backends must end with the same vectors and marks."""
+    stores, alice, _ = _facts(db, 100)
+
+    def unit(i: int, shift: int) -> list[float]:
+        return [1.0 if d == (i + shift) % 8 else 0.0 for d in range(8)]
+
+    jobs = stores.facts.unembedded(limit=200)
+    stores.facts.save_embeddings([(job, unit(i, 0)) for i, job in enumerate(jobs)])
+    assert stores.facts.pending_count() == 0
+    by_id = {job.row_id: i for i, job in enumerate(jobs)}
+    hits = stores.facts.search_by_vector(alice, unit(3, 0), limit=100)
+    assert {by_id[h.fact.id] % 8 for h in hits if h.distance < 1e-4} == {3}
+    # The same rows again, with other vectors: each is replaced, none added.
+    stores.facts.save_embeddings([(job, unit(i, 1)) for i, job in enumerate(jobs)])
+    assert stores.facts._vectors.count(alice) == 100
+    hits = stores.facts.search_by_vector(alice, unit(3, 1), limit=100)
+    assert {by_id[h.fact.id] % 8 for h in hits if h.distance < 1e-4} == {3}
+    assert len([h for h in hits if h.distance < 1e-4]) == len([i for i in range(100)
+                                                               if i % 8 == 3])
