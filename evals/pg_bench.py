@@ -57,7 +57,7 @@ from store.sql import POSTGRESQL, SQLITE
 LIMIT = 10
 POOL = 50  # what hybrid asks each ranking for at limit 10
 SAVE_BATCH = 5000
-EF_SWEEP = (40, 100, 150)
+EF_SWEEP = (40, 100, 120)
 
 
 def seed_facts(stores, vectors: np.ndarray) -> tuple[str, dict[str, int], float]:

@@ -36,10 +36,10 @@ from store.vectors import VectorSpec, adopt_embedded, deferred_tables, forget_em
 log = logging.getLogger("chatsvc.store")
 
 STARTUP_LOCK = 7_424_220_011  # pg_advisory_lock key for migrations + vector tables
-# HNSW candidate list per query (pgvector default 40). pg_bench, two 100k runs of 200
-# queries, recall@10 at 100 / 120: facts 0.965 / 0.995 and 0.97 / 0.985, semantic
-# 0.99 / 1.0 and 0.96 / 0.975; p50 3.5-3.8 ms at 120 (docs/scaling.md).
-EF_SEARCH = 120
+# HNSW candidate list per query (pgvector default 40). At 120, recall@10 over 200
+# queries fell below 0.98 in 2 of 8 measured 100k graphs (facts 0.97, semantic 0.975);
+# at 150 it was >= 0.985 in all 8, for ~0.6 ms more per search (docs/scaling.md).
+EF_SEARCH = 150
 # READ COMMITTED: a write that waited for another replica's lock on a row re-checks
 # its WHERE against the committed row (`WHERE extracted_at IS NULL` then matches
 # nothing) instead of failing with a serialization error.
