@@ -79,8 +79,10 @@ class PgVectors(VectorIndex):
         t, key = self.spec.table, self.spec.id_column
         stage, source = f"{t}_stage", EMBEDDED[t][0]
         with self.db.transaction():  # the caller's, as a savepoint
-            self.db.execute(f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {t}) "
-                            "ON COMMIT DELETE ROWS")
+            # Session-local, emptied at commit; the insert into `t` checks the dimension.
+            owned = "user_id TEXT, " if self.spec.owner is not None else ""
+            self.db.execute(f"CREATE TEMP TABLE IF NOT EXISTS {stage} ({key} TEXT, {owned}"
+                            "embedding vector, content_hash TEXT) ON COMMIT DELETE ROWS")
             self.db.execute(f"TRUNCATE {stage}")  # an earlier batch of this transaction
             self._copy(stage, rows)
             self.db.execute(f"INSERT INTO {t}({self._columns()}) SELECT {self._columns()} "
