@@ -66,21 +66,21 @@ class Entries:
         with self.db.transaction():
             saved = [one for start in range(0, len(items), SAVE_BATCH)
                      for one in self._save_batch(owner_id, items[start:start + SAVE_BATCH])]
-        # An entry replaced by a later batch lost the chunks an earlier one made jobs for.
+        # An entry saved again later in the call (same batch or a later one) replaced the
+        # chunks an earlier item made jobs for: only its last save with jobs keeps them.
         last = {one.entry.id: i for i, one in enumerate(saved) if one.jobs}
         return [one if last.get(one.entry.id, i) == i else replace(one, jobs=[])
                 for i, one in enumerate(saved)]
 
     def _save_batch(self, owner_id: str | None, items: Sequence[EntryIn]) -> list[Saved]:
         decided = [self._entry_row(owner_id, item) for item in items]
-        # The chunks an entry ends with are those of its last item that was not unchanged.
-        chunked_at = {entry_id: i for i, (entry_id, status) in enumerate(decided)
-                      if status != "unchanged"}
-        jobs = self._insert_chunks({entry_id: items[i] for entry_id, i in chunked_at.items()})
+        # Later items of an entry override earlier ones: its last changed item's chunks.
+        jobs = self._insert_chunks({entry_id: items[i] for i, (entry_id, status)
+                                    in enumerate(decided) if status != "unchanged"})
         entries = self._read_many([entry_id for entry_id, _ in decided])
         return [Saved(entries[entry_id], status,
-                      jobs.get(entry_id, []) if chunked_at.get(entry_id) == i else [])
-                for i, (entry_id, status) in enumerate(decided)]
+                      jobs.get(entry_id, []) if status != "unchanged" else [])
+                for entry_id, status in decided]
 
     def _entry_row(self, owner_id: str | None, item: EntryIn) -> tuple[str, str]:
         """(entry id, status): the entry row written, its old chunks gone."""

@@ -244,6 +244,14 @@ def test_save_many_gives_what_saving_one_by_one_gives(knowledge, monkeypatch):
     assert knowledge.pending_count() == 3  # nothing embedded yet: a2, shared, beta changed
 
 
+def test_save_many_within_one_batch_keeps_only_the_last_items_chunks(knowledge):
+    saved = knowledge.save_many(None, [_item("gamma one", source_id="g.md"),
+                                       _item("gamma two", source_id="g.md")])
+    assert [(s.status, [j.text for j in s.jobs]) for s in saved] == [
+        ("created", []), ("replaced", ["T\ngamma two"])]
+    assert [h.text for h in knowledge.keyword("gamma", viewer_id="x")] == ["gamma two"]
+
+
 def test_save_many_writes_nothing_when_one_item_fails(knowledge, db):
     bad = EntryIn("T", "x", "document", [ChunkIn("x", "en")], metadata={"not": {1, 2}})
     with pytest.raises(TypeError):
