@@ -2,12 +2,12 @@
 
 Filters (user, liveness, visibility) run inside the HNSW scan, which keeps going
 until enough rows pass them (`hnsw.iterative_scan`, pgvector >= 0.8), so `k` rows
-come back whenever `k` exist. Vectors travel in pgvector's binary format
-(server-side binding): formatting 768 floats as text costs ~1 ms of Python per
-vector, packing them costs microseconds. Large batches (a backfill, a reindex, a
-bulk load) go through binary COPY into a session-local staging table, then one
-upsert and one `embedded_hash` update: at 100k facts 13.2 s of row-by-row inserts
-and 8.1 s of row-by-row updates became COPY's (docs/scaling.md).
+come back whenever `k` exist. Vectors are stored as pgvector's halfvec (float16) and
+travel in its binary format (server-side binding): formatting 768 floats as text
+costs ~1 ms of Python per vector, packing them costs microseconds. Large batches (a
+backfill, a reindex, a bulk load) go through binary COPY into a session-local staging
+table, then one upsert and one `embedded_hash` update: at 100k facts 13.2 s of
+row-by-row inserts and 8.1 s of row-by-row updates became COPY's (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -29,21 +29,21 @@ COPY_ROWS = 64  # from this many rows a write is staged through COPY
 
 @dataclass(frozen=True, eq=False)
 class Vector:
-    values: np.ndarray  # float32, one dimension
+    values: np.ndarray  # float32, one dimension; sent as halfvec
 
 
 class _VectorDumper(Dumper):
     format = pq.Format.BINARY
 
     def dump(self, obj: Vector) -> bytes:
-        # pgvector's vector_recv: uint16 dimension, uint16 unused, big-endian float4s.
-        return struct.pack(">HH", obj.values.size, 0) + obj.values.astype(">f4").tobytes()
+        # pgvector's halfvec_recv: uint16 dimension, uint16 unused, big-endian float2s.
+        return struct.pack(">HH", obj.values.size, 0) + obj.values.astype(">f2").tobytes()
 
 
 def register(conn: psycopg.Connection) -> None:
     """Teach `conn` to send `Vector` parameters (and COPY fields) as pgvector's binary
-    type."""
-    oid = conn.execute("SELECT 'vector'::regtype::oid").fetchone()[0]
+    halfvec."""
+    oid = conn.execute("SELECT 'halfvec'::regtype::oid").fetchone()[0]
     dumper = type("VectorDumper", (_VectorDumper,), {"oid": oid})
     conn.adapters.register_dumper(Vector, dumper)
 
@@ -51,7 +51,11 @@ def register(conn: psycopg.Connection) -> None:
 class PgVectors(VectorIndex):
     def _vector(self, values: Sequence[float]) -> Vector:
         self.check(values)
-        return Vector(np.asarray(values, dtype=np.float32))
+        vector = np.asarray(values, dtype=np.float32)
+        # Unit length: cosine distance ignores the scale, and float16 then neither
+        # overflows (|x| > 65504 is an error in halfvec) nor loses small components.
+        norm = float(np.linalg.norm(vector))
+        return Vector(vector / norm if norm > 0 else vector)
 
     @property
     def _owned(self) -> bool:
@@ -85,7 +89,7 @@ class PgVectors(VectorIndex):
             # Session-local, emptied at commit; the insert into `t` checks the dimension.
             user = "user_id TEXT, " if self._owned else ""
             self.db.execute(f"CREATE TEMP TABLE IF NOT EXISTS {stage} ({key} TEXT, {user}"
-                            "embedding vector, content_hash TEXT) ON COMMIT DELETE ROWS")
+                            "embedding halfvec, content_hash TEXT) ON COMMIT DELETE ROWS")
             self.db.execute(f"TRUNCATE {stage}")  # an earlier batch of this transaction
             self._copy(stage, rows)
             self.db.execute(f"INSERT INTO {t}({self._columns()}) SELECT {self._columns()} "

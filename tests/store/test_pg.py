@@ -215,3 +215,51 @@ def test_every_connection_plans_searches_for_their_parameters(url):
         assert seen == [("force_custom_plan", "1.1")]
     finally:
         db.close()
+
+
+def _embedding_types(db) -> set[str]:
+    rows = db.connection().execute(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attname = 'embedding' AND attrelid IN (SELECT oid FROM pg_class "
+        "WHERE relnamespace = current_schema()::regnamespace)").fetchall()
+    return {row[0] for row in rows}
+
+
+def test_vector_tables_of_an_earlier_version_are_converted_to_halfvec(url):
+    db = PgDatabase(url, embed_model="m", embed_dim=4)
+    stores = stores_for(db)
+    alice = stores.users.add("alice")[0].id
+    near = stores.facts.create(alice, category="core", fact="near", embedding=[1, 0, 0, 0])
+    stores.facts.create(alice, category="core", fact="far", embedding=[0, 1, 0, 0])
+    conn = db.connection()
+    for table in ("fact_vec", "user_memory_vec", "chunk_vec", "message_vec"):
+        # what versions before halfvec created
+        conn.execute(f"DROP INDEX {table}_hnsw")
+        conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector(4)")
+        conn.execute(f"CREATE INDEX {table}_hnsw ON {table} USING hnsw "
+                     "(embedding vector_cosine_ops)")
+    db.close()
+    db = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        assert _embedding_types(db) == {"halfvec(4)"}
+        assert len(_hnsw_indexes(db)) == 4
+        hits = stores_for(db).facts.search_by_vector(alice, [0.9, 0.1, 0, 0], limit=1)
+        assert [hit.fact.id for hit in hits] == [near.id]
+    finally:
+        db.close()
+
+
+def test_vectors_of_any_scale_are_stored_and_ranked_by_angle(url):
+    # halfvec holds |x| <= 65504: vectors are sent at unit length
+    db = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        stores = stores_for(db)
+        alice = stores.users.add("alice")[0].id
+        big = stores.facts.create(alice, category="core", fact="big", embedding=[1e6, 0, 0, 1e5])
+        tiny = stores.facts.create(alice, category="core", fact="tiny",
+                                   embedding=[0, 1e-6, 1e-6, 0])
+        hits = stores.facts.search_by_vector(alice, [1, 0, 0, 0.1], limit=2)
+        assert [hit.fact.id for hit in hits] == [big.id, tiny.id]
+        assert hits[0].distance == pytest.approx(0.0, abs=1e-3)  # same direction
+    finally:
+        db.close()
