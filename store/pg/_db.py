@@ -14,7 +14,7 @@ Background jobs take per-user advisory locks (`job_lock`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -178,6 +178,14 @@ class PgDatabase(Handle):
 
     def _mapped_errors(self):
         return _mapped()
+
+    @contextmanager
+    def copy(self, statement: str, types: Sequence[int | str]) -> Iterator[psycopg.Copy]:
+        """`COPY ... FROM STDIN` on this thread's connection, fields sent as `types`
+        (binary COPY needs them); driver errors mapped to store exceptions."""
+        with _mapped(), self.connection().cursor().copy(statement) as copy:
+            copy.set_types(types)
+            yield copy
 
     def _in_transaction(self, conn: psycopg.Connection) -> bool:
         return conn.info.transaction_status != pq.TransactionStatus.IDLE

@@ -99,12 +99,10 @@ class PgVectors(VectorIndex):
 
     def _copy(self, stage: str, rows: list[VectorRow]) -> None:
         owned = self._owned
-        conn = self.db.connection()
-        vector_oid = conn.adapters.get_dumper(Vector, PyFormat.BINARY).oid
+        vector_oid = self.db.connection().adapters.get_dumper(Vector, PyFormat.BINARY).oid
         types = ["text", *(["text"] if owned else []), vector_oid, "text"]
-        with self.db._mapped_errors(), conn.cursor().copy(
-                f"COPY {stage}({self._columns()}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(types)
+        with self.db.copy(f"COPY {stage}({self._columns()}) FROM STDIN (FORMAT BINARY)",
+                          types) as copy:
             for row_id, user_id, vector, digest in rows:
                 vec = self._vector(vector)
                 copy.write_row((row_id, user_id, vec, digest) if owned
