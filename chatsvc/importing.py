@@ -9,17 +9,17 @@ the `parent` links to the root; system and tool messages and empty ones are skip
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
-from store.clock import iso
+from chatsvc._control import RULE as CONTROL_RULE
+from chatsvc._control import has_control
+from store.clock import iso, parse_moment
 from store.recall import ImportedMessage
 
 FORMATS = ("native", "chatgpt")
 ROLES = ("user", "assistant")
 MAX_NAME = 100
 MAX_TITLE = 500
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 Conversation = tuple[str | None, list[ImportedMessage]]
 
@@ -77,8 +77,10 @@ def _chatgpt(item: object, at: str, max_chars: int) -> Conversation:
         message = mapping[node_id].get("message") if isinstance(mapping[node_id], dict) else None
         if not isinstance(message, dict):
             continue  # the root, or a node without a message
-        role = (message.get("author") or {}).get("role")
-        parts = (message.get("content") or {}).get("parts") or []
+        role = _object(message.get("author") or {}, f"{where}.author").get("role")
+        parts = _object(message.get("content") or {}, f"{where}.content").get("parts") or []
+        if not isinstance(parts, list):
+            raise InvalidImport(f"{where}.content.parts", "must be a list")
         text = "\n".join(p for p in parts if isinstance(p, str)).strip()
         if role not in ROLES or not text:
             continue  # system prompts, tool calls, images without text
@@ -90,15 +92,17 @@ def _chatgpt(item: object, at: str, max_chars: int) -> Conversation:
 
 def _branch(mapping: dict, current: object, at: str) -> list[str]:
     """Node ids of the visible branch, root first."""
-    if current not in mapping:
+    if not isinstance(current, str) or current not in mapping:
         raise InvalidImport(f"{at}.current_node", "must name a node of mapping")
     chain: list[str] = []
+    seen: set[str] = set()  # a set: the chain of a large export is long
     while current is not None:
-        if current in chain:
-            raise InvalidImport(f"{at}.mapping", "parent links form a cycle")
-        if current not in mapping:
+        if not isinstance(current, str) or current not in mapping:
             raise InvalidImport(f"{at}.mapping.{chain[-1]}.parent", "names no node of mapping")
+        if current in seen:
+            raise InvalidImport(f"{at}.mapping", "parent links form a cycle")
         chain.append(current)
+        seen.add(current)
         node = mapping[current]
         current = node.get("parent") if isinstance(node, dict) else None
     return chain[::-1]
@@ -127,8 +131,8 @@ def _optional_text(value: object, at: str, max_chars: int) -> str | None:
 
 
 def _plain(value: str, at: str) -> str:
-    if _CONTROL.search(value):
-        raise InvalidImport(at, "must not contain control characters (NUL, ESC, ...)")
+    if has_control(value):
+        raise InvalidImport(at, CONTROL_RULE)
     return value
 
 
@@ -137,12 +141,11 @@ def _time(value: object, at: str) -> str | None:
     if value is None:
         return None
     try:
-        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+        if isinstance(value, str):
+            return iso(parse_moment(value))
     except ValueError:
-        moment = None
-    if moment is None:
-        raise InvalidImport(at, "must be an ISO-8601 time, e.g. 2023-05-08T13:56:00Z")
-    return iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+        pass
+    raise InvalidImport(at, "must be an ISO-8601 time, e.g. 2023-05-08T13:56:00Z")
 
 
 def _epoch(value: object, at: str) -> str | None:

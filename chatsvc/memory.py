@@ -16,6 +16,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from chatsvc._control import RULE as CONTROL_RULE
+from chatsvc._control import has_control
 from chatsvc._errors import EmbeddingError, InvalidMemory
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
@@ -61,6 +63,9 @@ def validated(fields: MemoryFields, *, max_chars: int) -> MemoryFields:
     _check_choice("type", fields.type, MEMORY_TYPES)
     _check_choice("scope", fields.scope, SCOPES)
     content = fields.content.strip()
+    for name, value in (("content", content), ("project_id", fields.project_id or "")):
+        if has_control(value):
+            raise InvalidMemory(name, CONTROL_RULE)
     if not content:
         raise InvalidMemory("content", "must not be empty")
     if len(content) > max_chars:

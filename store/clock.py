@@ -15,11 +15,27 @@ def utc_now() -> datetime:
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, not strftime: %Y writes the year 999 as "999", which sorts after 2026
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def now_iso() -> str:
     return iso(utc_now())
+
+
+def parse_moment(text: str) -> datetime:
+    """A client's ISO-8601 date or time as an aware UTC datetime (no zone: UTC).
+    ValueError for anything else: control or non-ASCII characters (which
+    `fromisoformat` lets through in places), or a time that leaves years 1-9999 when
+    moved to UTC."""
+    text = text.strip()
+    if not (text.isascii() and text.isprintable()):
+        raise ValueError("not an ISO-8601 time")
+    moment = datetime.fromisoformat(text)
+    try:
+        return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    except OverflowError:
+        raise ValueError("out of range once moved to UTC") from None
 
 
 def parse_iso(text: str) -> datetime:

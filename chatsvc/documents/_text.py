@@ -12,7 +12,7 @@ BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's
     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
 )
 
-# The knowledge routes refuse C0 controls but tab/LF/CR (routes/_validate.CONTROL);
+# The knowledge routes refuse C0 controls but tab/LF/CR (chatsvc/_control.py);
 # C1 controls come from text decoded with the wrong code page, lone surrogates from
 # broken PDF font maps (SQLite cannot store them), soft hyphens and zero-width marks
 # split words for search.

@@ -47,11 +47,12 @@ def _message(item: dict, field: str, called: set[str]) -> Message:
         called.update(call["id"] for call in parsed)
         content = item.get("content")
         return Message(role, "" if content is None else _text(content, field), tool_calls=parsed)
-    if role == "tool" and item.get("tool_call_id") not in called:
+    call_id = item.get("tool_call_id")
+    if role == "tool" and not (isinstance(call_id, str) and call_id in called):
         raise check.bad(f"{field}.tool_call_id",
                         "must be the id of a tool call in an earlier assistant message")
     return Message(role, _text(item.get("content"), field),
-                   tool_call_id=item["tool_call_id"] if role == "tool" else "")
+                   tool_call_id=call_id if role == "tool" else "")
 
 
 def parse_messages(raw) -> tuple[list[Message], str, list[Message]]:
@@ -61,7 +62,8 @@ def parse_messages(raw) -> tuple[list[Message], str, list[Message]]:
     parsed, called = [], set()
     for index, item in enumerate(raw):
         field = f"messages[{index}]"
-        if not isinstance(item, dict) or item.get("role") not in ROLES:
+        role = item.get("role") if isinstance(item, dict) else None
+        if not (isinstance(role, str) and role in ROLES):
             raise check.bad(f"{field}.role", f"must be one of {', '.join(ROLES)}")
         parsed.append(_message(item, field, called))
     last_user = max((i for i, m in enumerate(parsed) if m.role == "user"), default=None)

@@ -5,15 +5,17 @@
 
 from __future__ import annotations
 
-import re
+import dataclasses
+from functools import cache
+from typing import get_type_hints
 
+from litestar import Request
 from litestar.exceptions import ValidationException
 
 from chatsvc import source_types
+from chatsvc._control import RULE as CONTROL_RULE
+from chatsvc._control import has_control
 
-# C0 controls and DEL, but tab, newline and carriage return: never meaningful in
-# text a person wrote, and NUL truncates strings in C consumers downstream.
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 MAX_OFFSET = 10**9  # beyond it SQLite's 64-bit integers overflow (was a 500)
 
 
@@ -35,8 +37,8 @@ def text(field: str, value: object, *, max_chars: int, required: bool = True) ->
 
 def plain(field: str, value: str) -> str:
     """`value` unless it holds control characters (tab, CR and LF are fine)."""
-    if CONTROL.search(value):
-        raise bad(field, "must not contain control characters (NUL, ESC, ...)")
+    if has_control(value):
+        raise bad(field, CONTROL_RULE)
     return value
 
 
@@ -50,3 +52,20 @@ def bounded(field: str, value: int, low: int, high: int) -> int:
     if not low <= value <= high:
         raise bad(field, f"must be between {low} and {high}")
     return value
+
+
+async def strict_bools(request: Request, body: type) -> None:
+    """Litestar converts a body leniently: 0, 1, "true" or "0" pass for a bool. Each bool
+    field of the dataclass `body` must have been sent as true or false (a null is left
+    to the conversion, which allows it where the field may be None)."""
+    raw = await request.json()  # parsed once: Litestar keeps it
+    for name in _bool_fields(body):
+        value = raw.get(name) if isinstance(raw, dict) else None
+        if value is not None and not isinstance(value, bool):
+            raise bad(name, "must be true or false")
+
+
+@cache
+def _bool_fields(body: type) -> tuple[str, ...]:
+    hints = get_type_hints(body)
+    return tuple(f.name for f in dataclasses.fields(body) if hints[f.name] in (bool, bool | None))

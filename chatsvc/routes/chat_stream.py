@@ -37,7 +37,7 @@ def _last_id(header: str | None, query: str | None) -> int:
     raw = header if header is not None else query
     if raw is None or raw == "":
         return 0
-    if not raw.isdigit() or len(raw) > 12:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 12:  # int() reads "١" too
         raise check.bad("Last-Event-ID", "must be an event id (a whole number)")
     return int(raw)
 

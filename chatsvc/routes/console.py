@@ -10,7 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from litestar import MediaType, Response, Router, get
+from litestar.connection import ASGIConnection
 from litestar.datastructures import CacheControlHeader
+from litestar.exceptions import NotFoundException
+from litestar.handlers import BaseRouteHandler
 from litestar.static_files import create_static_files_router
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -35,9 +38,15 @@ async def console_page() -> Response[bytes]:
     )
 
 
+def _no_nul(connection: ASGIConnection, _: BaseRouteHandler) -> None:
+    # The file system refuses a NUL in a path with a ValueError (a 500): no such file.
+    if "\x00" in connection.url.path:
+        raise NotFoundException()
+
+
 static_files = create_static_files_router(
     path="/static", directories=[STATIC_DIR], cache_control=_REVALIDATE,
-    include_in_schema=False,
+    include_in_schema=False, guards=[_no_nul],
 )
 
 router = Router(path="/", route_handlers=[console_page, static_files])

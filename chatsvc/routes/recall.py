@@ -3,8 +3,6 @@ far their indexing has come. Next to the conversation routes of chat.py."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import msgspec
 from litestar import Request, Router, get, post
 from litestar.di import NamedDependency
@@ -12,15 +10,19 @@ from litestar.params import FromQuery
 
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
-from chatsvc.importing import InvalidImport, parse
+from chatsvc.importing import Conversation, InvalidImport, parse
 from chatsvc.recall import MODES, RecallService
 from chatsvc.routes import _validate as check
 from chatsvc.routes._body import limited_body
 from store import Bounds, ImportStore, MessageHit, MessageIndexStore
-from store.clock import iso
+from store.clock import iso, parse_moment
 
 MAX_QUERY = 2000
 MAX_RESULTS = 50
+
+
+def _conversations(body: bytes, max_chars: int) -> list[Conversation]:
+    return parse(msgspec.json.decode(body), max_chars=max_chars)
 
 
 @post("/import", summary="Import conversations", status_code=202,
@@ -29,10 +31,9 @@ async def import_conversations(
     request: Request, settings: NamedDependency[Settings], imports: NamedDependency[ImportStore],
     recall: NamedDependency[RecallService],
 ) -> dict:
-    try:
-        conversations = parse(msgspec.json.decode(
-            await limited_body(request, settings.import_max_bytes)),
-            max_chars=settings.max_message_chars)
+    body = await limited_body(request, settings.import_max_bytes)
+    try:  # off the event loop: 8 MB of JSON take a while to read and check
+        conversations = await in_thread(_conversations, body, settings.max_message_chars)
     except msgspec.DecodeError as exc:
         raise check.bad("body", str(exc)) from None
     except InvalidImport as exc:
@@ -55,10 +56,9 @@ def time_bound(field: str, value: str | None) -> str | None:
     if value is None or not value.strip():
         return None
     try:
-        moment = datetime.fromisoformat(value.strip())
+        return iso(parse_moment(value))
     except ValueError:
         raise check.bad(field, "must be an ISO-8601 time, e.g. 2023-05-08T13:56:00Z") from None
-    return iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
 def hit_json(hit: MessageHit) -> dict:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Annotated
 
 from litestar import Request, Router, get
@@ -15,7 +15,7 @@ from chatsvc._threads import in_thread
 from chatsvc.pricing import price_of
 from chatsvc.routes import _validate as check
 from store import ChatStore, ModelUsage, UserStore
-from store.clock import iso, utc_now
+from store.clock import iso, parse_moment, utc_now
 
 DEFAULT_DAYS = 30
 SUMMED = [f.name for f in fields(ModelUsage) if f.name != "model"]
@@ -24,11 +24,10 @@ SUMMED = [f.name for f in fields(ModelUsage) if f.name != "model"]
 def moment(field: str, raw: str) -> datetime:
     """An ISO date (midnight UTC) or time; a time without a zone is UTC."""
     try:
-        parsed = datetime.fromisoformat(raw)
+        return parse_moment(raw)
     except ValueError:
         raise check.bad(field, "use an ISO date or time, e.g. 2026-11-01 or "
                                "2026-11-01T12:00:00Z") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def figures(usage: ModelUsage, cost: float | None) -> dict:

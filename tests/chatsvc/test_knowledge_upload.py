@@ -130,3 +130,61 @@ def test_an_upload_job_whose_file_is_gone_ends_in_error(services, alice):
     finished = services.stores.jobs.get(user.id, job.id)
     assert (finished.status, finished.error) == ("error",
                                                  "the uploaded file is gone; upload it again")
+
+
+def _multipart(parts: list[tuple[str, bytes]], newline: bytes = b"\r\n",
+               boundary: bytes = b"b0undary", close: bool = True) -> bytes:
+    """A multipart body written by hand: (header lines, data) per part."""
+    body = b""
+    for headers, data in parts:
+        body += b"--" + boundary + newline + headers.encode().replace(b"\n", newline)
+        body += newline + newline + data + newline
+    return body + (b"--" + boundary + b"--" + newline if close else b"")
+
+
+def _post_raw(client, headers, body: bytes):
+    return client.post("/api/knowledge/upload", content=body, headers={
+        **headers, "Content-Type": 'multipart/form-data; boundary="b0undary"'})
+
+
+@pytest.mark.parametrize("newline", [b"\r\n", b"\n"], ids=["crlf", "lf"])
+def test_hand_written_multipart_bodies_are_read_as_sent(client, alice, newline):
+    _user, headers = alice
+    text = b"The rota for team Kestrel changes on Mondays.\r\n\r\n--b0und but not the boundary\n"
+    response = _post_raw(client, headers, _multipart([
+        ('Content-Disposition: form-data; name="title"', "Rota für alle".encode()),
+        ("Content-Disposition: form-data; name=\"file\"; filename*=UTF-8''caf%C3%A9.txt\n"
+         "Content-Type: text/plain", text),
+    ], newline))
+    assert response.status_code == 202, response.text
+    job = wait_for_job(client, headers, response.json()["job_id"])
+    assert job["status"] == "done", job
+    entry = client.get(f"/api/knowledge/{job['entry_id']}", headers=headers).json()
+    assert entry["title"] == "Rota für alle"
+    assert "Kestrel" in entry["content"] and "--b0und but not the boundary" in entry["content"]
+
+
+def test_a_base64_part_is_decoded(client, alice):
+    _user, headers = alice
+    response = _post_raw(client, headers, _multipart([
+        ('Content-Disposition: form-data; name="file"; filename="notes.txt"\n'
+         "Content-Transfer-Encoding: base64", b"VGhlIHJvdGEgZm9yIHRlYW0gS2VzdHJlbC4=")]))
+    assert response.status_code == 202, response.text
+    job = wait_for_job(client, headers, response.json()["job_id"])
+    entry = client.get(f"/api/knowledge/{job['entry_id']}", headers=headers).json()
+    assert entry["content"].strip() == "The rota for team Kestrel."
+
+
+@pytest.mark.parametrize("body", [
+    _multipart([('Content-Disposition: form-data; name="file"; filename="a.txt"', b"x")],
+               close=False),
+    b"--b0undary--\r\n",
+    b"no boundary here",
+    b"--b0undary\r\nContent-Disposition: form-data; name=\"file\"\r\n--b0undary--\r\n",
+], ids=["unclosed", "no parts", "no delimiter", "no blank line"])
+def test_a_broken_multipart_body_is_a_400_and_creates_no_job(client, alice, body):
+    _user, headers = alice
+    response = _post_raw(client, headers, body)
+    assert response.status_code == 400, response.text
+    assert "multipart" in response.text
+    assert client.get("/api/knowledge/jobs", headers=headers).json()["jobs"] == []

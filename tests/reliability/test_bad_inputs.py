@@ -67,6 +67,21 @@ BAD = [
                                                    "metadata": "x"}}, 400, "metadata"),
     ("POST", "/v1/chat/completions", {"json": {"model": 5, "messages": []}}, 400, "model"),
     ("POST", "/api/chat", {"content": b'{"message": ', "headers": JSON}, 400, None),
+    # Litestar would take these for bools (found by fuzzing)
+    ("POST", "/api/chat", {"json": {"message": "hi", "stream": 0}}, 400, "stream"),
+    ("POST", "/api/chat", {"json": {"message": "hi", "resumable": "true"}}, 400, "resumable"),
+    ("POST", "/api/knowledge/documents", {"json": {"title": "t", "content": "c",
+                                                   "pinned": 1}}, 400, "pinned"),
+    ("PATCH", "/api/knowledge/any", {"json": {"pinned": "false"}}, 400, "pinned"),
+    # times that leave years 1-9999 once moved to UTC, or carry a NUL
+    ("GET", "/api/usage", {"params": {"from": "0001-01-01T00:00:00+01:00"}}, 400, "from"),
+    ("GET", "/api/usage", {"params": {"to": "9999-12-31T23:59:59-05:00"}}, 400, "to"),
+    ("GET", "/api/conversations/search",
+     {"params": {"q": "x", "after": "0001-01-01T00:00:00+01:00"}}, 400, "after"),
+    ("GET", "/api/conversations/search",
+     {"params": {"q": "x", "before": "2026-01-01T00:00:00Z\u0000"}}, 400, "before"),
+    ("GET", "/api/conversations/abc/stream", {"params": {"last_event_id": "\u0661"}}, 400,
+     "Last-Event-ID"),
 ]
 
 

@@ -67,6 +67,10 @@ BAD_V1 = [
     ({"messages": [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "\x1b"},
                    *USER]}, "messages[1]"),
     ({"messages": [{"role": 5, "content": "x"}, *USER]}, "messages[0].role"),
+    ({"messages": [{"role": [], "content": "x"}, *USER]}, "messages[0].role"),
+    ({"messages": [*USER, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": "r", "tool_call_id": ["c1"]}]}, "messages[2].tool_call_id"),
     ({"messages": [{"role": "user", "content": 5}]}, "messages[0]"),
     ({"messages": "hi"}, "messages"),
 ]

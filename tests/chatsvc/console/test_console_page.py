@@ -30,6 +30,7 @@ def test_static_files_are_served_with_their_types(client):
         assert kind in response.headers["content-type"], path
     assert client.get("/static/js/nope.js").status_code == 404
     assert client.get("/static/../_app.py").status_code == 404
+    assert client.get("/static/a%00b.css").status_code == 404  # was a 500 (found by fuzzing)
 
 
 def test_the_api_still_needs_a_token(client):

@@ -10,6 +10,7 @@ import zipfile
 import pytest
 from pypdf import PdfReader, PdfWriter
 
+from chatsvc._control import has_control
 from chatsvc.documents import (
     CorruptDocument,
     DocumentError,
@@ -22,7 +23,6 @@ from chatsvc.documents import (
     extract,
     sniff,
 )
-from chatsvc.routes import checks
 from chatsvc.testing import docx_bytes, pdf_bytes
 
 MB = 2**20
@@ -180,4 +180,4 @@ def test_damaged_files_only_ever_raise_document_errors(data):
             doc = extract(bytes(damaged), sniff(bytes(damaged), None, None))
         except DocumentError:
             continue
-        assert not checks.CONTROL.search(doc.text + (doc.title or ""))
+        assert not has_control(doc.text + (doc.title or ""))

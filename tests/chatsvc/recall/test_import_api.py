@@ -50,6 +50,17 @@ def test_importing_the_same_conversation_again_creates_nothing(client, alice, bo
     assert theirs["conversations"][0]["id"] != first["conversations"][0]["id"]
 
 
+def _chatgpt(mapping: dict, current: object = "b") -> dict:
+    return {"format": "chatgpt",
+            "conversations": [{"title": "G", "mapping": mapping, "current_node": current}]}
+
+
+def _node(**message) -> dict:
+    """Node "b" holding a user message, `message` overriding its fields."""
+    return {"b": {"parent": None, "message": {
+        "author": {"role": "user"}, "content": {"parts": ["hi"]}, **message}}}
+
+
 @pytest.mark.parametrize(("body", "field"), [
     ([TRIP], "body"),
     ({"conversations": {}}, "conversations"),
@@ -69,6 +80,15 @@ def test_importing_the_same_conversation_again_creates_nothing(client, alice, bo
     ({"conversations": [{"title": "", "messages": TRIP["messages"]}]}, "conversations[0].title"),
     ({"format": "chatgpt", "conversations": [{"mapping": {}, "current_node": "x"}]},
      "conversations[0].current_node"),
+    # found by fuzzing: each was a 500
+    ({"conversations": [{"messages": [{"role": "user", "content": "x",
+                                       "created_at": "0001-01-01T00:00:00+01:00"}]}]},
+     "conversations[0].messages[0].created_at"),
+    (_chatgpt({"b": {"parent": None}}, current=[]), "conversations[0].current_node"),
+    (_chatgpt({"b": {"message": None, "parent": {}}}), "conversations[0].mapping.b.parent"),
+    (_chatgpt(_node(author="user")), "conversations[0].mapping.b.message.author"),
+    (_chatgpt(_node(content="text")), "conversations[0].mapping.b.message.content"),
+    (_chatgpt(_node(content={"parts": 5})), "conversations[0].mapping.b.message.content.parts"),
 ])
 def test_bad_input_is_400_naming_the_field_and_nothing_is_written(client, alice, body, field):
     _, headers = alice
@@ -123,3 +143,19 @@ def test_chatgpt_export_imports_the_visible_branch_only(client, alice):
     assert empty["message_ids"] == []  # only a system prompt: kept, without messages
     again = _import(client, headers, {"format": "chatgpt", "conversations": CHATGPT}).json()
     assert again == response.json()
+
+
+def test_a_long_chatgpt_branch_is_imported_whole(client, alice):
+    # The cycle check was a list: 45k nodes held the event loop for 20 s (found by fuzzing).
+    _, headers = alice
+    nodes = 30_000
+    mapping = {f"n{i}": {"parent": f"n{i - 1}" if i else None,
+                         "message": {"author": {"role": "user"},
+                                     "content": {"parts": [f"step {i}"]}} if i % 1000 == 0
+                         else None} for i in range(nodes)}
+    response = _import(client, headers, _chatgpt(mapping, current=f"n{nodes - 1}"))
+    assert response.status_code == 202, response.text
+    stored = client.get(f"/api/conversations/{response.json()['conversations'][0]['id']}",
+                        headers=headers).json()
+    assert [m["content"] for m in stored["messages"]] == [f"step {i}" for i in range(0, nodes,
+                                                                                       1000)]

@@ -82,6 +82,8 @@ def test_tools_over_http_act_as_the_caller(live, alice, bob, live_client):  # no
                 "remember", {"content": "Prefers window seats on trains",
                                "type": "preference"}))
             assert saved["origin"] == "learned"
+            escape = await session.call_tool("remember", {"content": "\x1b[31mred"})
+            assert "control characters" in error_text(escape)  # as POST /api/memory says
             memories = payload(await session.call_tool(
                 "search_memory", {"query": "where do I like to sit?"}))
             assert memories["results"][0]["id"] == saved["id"]
