@@ -33,6 +33,9 @@ def _tool_call(call, field: str) -> dict:
             and isinstance(function.get("name"), str)
             and isinstance(function.get("arguments"), str)):
         raise check.bad(field, f"must be {CALL_SHAPE}")
+    for part, value in (("id", call["id"]), ("function.name", function["name"]),
+                        ("function.arguments", function["arguments"])):
+        check.plain(f"{field}.{part}", value)  # forwarded upstream like the content
     return {"id": call["id"], "type": "function",
             "function": {"name": function["name"], "arguments": function["arguments"]}}
 

@@ -71,6 +71,10 @@ BAD_V1 = [
     ({"messages": [*USER, {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "content": "r", "tool_call_id": ["c1"]}]}, "messages[2].tool_call_id"),
+    ({"messages": [*USER, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\u0000}"}}]},
+        {"role": "tool", "content": "r", "tool_call_id": "c1"}]},
+     "messages[1].tool_calls[0].function.arguments"),
     ({"messages": [{"role": "user", "content": 5}]}, "messages[0]"),
     ({"messages": "hi"}, "messages"),
 ]
