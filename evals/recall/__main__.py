@@ -7,7 +7,6 @@ import shlex
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict
 from pathlib import Path
 
 from chatsvc.testing import ScriptedUpstream
@@ -80,7 +79,7 @@ def main(argv: list[str]) -> int:
             result["variants"][variant] = run_variant(
                 samples, sessions, variant, tuple(args.modes), options, upstream.base_url
             )
-    result["problems"] = asdict(problems)
+    result["problems"] = problems.as_json()
     result["meta"]["seconds"] = round(time.monotonic() - started, 1)
     name = args.name or (
         "recall" if args.data.resolve() == DEFAULT_DATA.resolve() else f"recall_{args.data.stem}"

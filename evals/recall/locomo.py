@@ -65,6 +65,11 @@ class Problems:
     counts: Counter = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=dict)
 
+    def as_json(self) -> dict:
+        # Not dataclasses.asdict: it rebuilds a Counter from (key, count) pairs, which
+        # counts the pairs themselves (tuple keys that json cannot write).
+        return {"counts": dict(self.counts), "examples": self.examples}
+
     def note(self, kind: str, example: str) -> None:
         self.counts[kind] += 1
         shown = self.examples.setdefault(kind, [])

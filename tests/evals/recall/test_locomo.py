@@ -68,6 +68,8 @@ def test_sessions_turns_and_questions_of_a_real_shaped_sample(tmp_path):
         "question without usable evidence, text or category (skipped)": 2,
     }
     assert problems.examples["evidence id not in the conversation"] == ["conv-1: D9:9"]
+    # what the results file gets (dataclasses.asdict made tuple keys of the counts)
+    assert json.loads(json.dumps(problems.as_json()))["counts"] == problems.counts
 
 
 def test_a_single_sample_object_is_read_as_a_list_of_one(tmp_path):
