@@ -40,35 +40,43 @@ def _tool_call(call, field: str) -> dict:
             "function": {"name": function["name"], "arguments": function["arguments"]}}
 
 
-def _message(item: dict, field: str, called: set[str]) -> Message:
+def _message(item: dict, field: str, unanswered: set[str]) -> Message:
+    """One message. `unanswered`: the calls of the assistant message just before, not
+    yet answered; a tool result must answer one of them, as providers require (an
+    upstream 400 later, with the question already stored, otherwise)."""
     role = ROLES[item["role"]]
     calls = item.get("tool_calls") if role == "assistant" else None
-    if calls is not None:
-        if not isinstance(calls, list) or not calls:
-            raise check.bad(f"{field}.tool_calls", "must be a non-empty list")
-        parsed = tuple(_tool_call(c, f"{field}.tool_calls[{i}]") for i, c in enumerate(calls))
-        called.update(call["id"] for call in parsed)
-        content = item.get("content")
-        return Message(role, "" if content is None else _text(content, field), tool_calls=parsed)
     call_id = item.get("tool_call_id")
-    if role == "tool" and not (isinstance(call_id, str) and call_id in called):
-        raise check.bad(f"{field}.tool_call_id",
-                        "must be the id of a tool call in an earlier assistant message")
-    return Message(role, _text(item.get("content"), field),
-                   tool_call_id=call_id if role == "tool" else "")
+    if role == "tool":
+        if not (isinstance(call_id, str) and call_id in unanswered):
+            raise check.bad(f"{field}.tool_call_id", "must be the id of a call, not yet "
+                            "answered, of the assistant message before the tool results")
+        unanswered.discard(call_id)
+        return Message(role, _text(item.get("content"), field), tool_call_id=call_id)
+    unanswered.clear()
+    if calls is None:
+        return Message(role, _text(item.get("content"), field))
+    if not isinstance(calls, list) or not calls:
+        raise check.bad(f"{field}.tool_calls", "must be a non-empty list")
+    parsed = tuple(_tool_call(c, f"{field}.tool_calls[{i}]") for i, c in enumerate(calls))
+    unanswered.update(call["id"] for call in parsed)
+    if len(unanswered) < len(parsed):
+        raise check.bad(f"{field}.tool_calls", "ids must be unique")
+    content = item.get("content")
+    return Message(role, "" if content is None else _text(content, field), tool_calls=parsed)
 
 
 def parse_messages(raw) -> tuple[list[Message], str, list[Message]]:
     """(history, current user message, what followed it: tool calls and their results)."""
     if not isinstance(raw, list) or not raw:
         raise check.bad("messages", "must be a non-empty list")
-    parsed, called = [], set()
+    parsed, unanswered = [], set()
     for index, item in enumerate(raw):
         field = f"messages[{index}]"
         role = item.get("role") if isinstance(item, dict) else None
         if not (isinstance(role, str) and role in ROLES):
             raise check.bad(f"{field}.role", f"must be one of {', '.join(ROLES)}")
-        parsed.append(_message(item, field, called))
+        parsed.append(_message(item, field, unanswered))
     last_user = max((i for i, m in enumerate(parsed) if m.role == "user"), default=None)
     if parsed[-1].role not in ("user", "tool") or last_user is None:
         raise check.bad("messages", "the last message must come from the user or a tool")

@@ -45,6 +45,17 @@ def test_deeply_nested_json_is_a_400(fault, path, body):
 
 
 USER = [{"role": "user", "content": "hi"}]
+
+
+def _calls(*ids: str) -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]}
+
+
+def _result(call_id: str) -> dict:
+    return {"role": "tool", "content": "r", "tool_call_id": call_id}
+
+
 # (body fields over a valid request, the field the 400 names)
 BAD_V1 = [
     ({"stream_options": "x"}, "stream_options"),
@@ -75,6 +86,11 @@ BAD_V1 = [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\u0000}"}}]},
         {"role": "tool", "content": "r", "tool_call_id": "c1"}]},
      "messages[1].tool_calls[0].function.arguments"),
+    # tool results must answer the calls of the assistant message right before them
+    ({"messages": [*USER, _calls("c1"), *USER, _result("c1")]}, "messages[3].tool_call_id"),
+    ({"messages": [*USER, _calls("c1"), _result("c1"), _result("c1")]},
+     "messages[3].tool_call_id"),
+    ({"messages": [*USER, _calls("c1", "c1"), _result("c1")]}, "messages[1].tool_calls"),
     ({"messages": [{"role": "user", "content": 5}]}, "messages[0]"),
     ({"messages": "hi"}, "messages"),
 ]
