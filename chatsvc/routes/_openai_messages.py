@@ -42,8 +42,8 @@ def _tool_call(call, field: str) -> dict:
 
 def _message(item: dict, field: str, unanswered: set[str]) -> Message:
     """One message. `unanswered`: the calls of the assistant message just before, not
-    yet answered; a tool result must answer one of them, as providers require (an
-    upstream 400 later, with the question already stored, otherwise)."""
+    yet answered; a tool result must answer one of them, as providers require (else
+    the upstream refuses the request, after the searches and the prompt were made)."""
     role = ROLES[item["role"]]
     calls = item.get("tool_calls") if role == "assistant" else None
     call_id = item.get("tool_call_id")
