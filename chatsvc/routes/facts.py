@@ -74,6 +74,7 @@ async def search_facts(
 ) -> dict:
     if q is None or not q.strip():
         raise check.bad("q", "a search text is required")
+    check.plain("q", q)  # as the knowledge and conversation searches
     check.bounded("limit", limit, 1, SEARCH_MAX)
     if not math.isfinite(max_distance) or max_distance < 0:
         raise check.bad("max_distance", "must be a number >= 0")

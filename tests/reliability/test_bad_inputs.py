@@ -82,6 +82,7 @@ BAD = [
      {"params": {"q": "x", "before": "2026-01-01T00:00:00Z\u0000"}}, 400, "before"),
     ("GET", "/api/conversations/abc/stream", {"params": {"last_event_id": "\u0661"}}, 400,
      "Last-Event-ID"),
+    ("GET", "/api/facts/search", {"params": {"q": "a\u0000b"}}, 400, "q"),
 ]
 
 
