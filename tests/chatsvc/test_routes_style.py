@@ -1,12 +1,15 @@
 """The route modules keep one style: a `router` each, all in ROUTERS, and every
 dependency injected by name: only `_provide` reaches into the application state."""
 
+import dataclasses
+import inspect
 import pkgutil
 from importlib import import_module
 from pathlib import Path
 
 import chatsvc.routes
 from chatsvc.routes import ROUTERS
+from chatsvc.routes._validate import _bool_fields
 
 ROUTES_DIR = Path(chatsvc.routes.__file__).parent
 
@@ -22,3 +25,20 @@ def test_no_route_reads_the_application_state():
     offenders = [p.name for p in ROUTES_DIR.glob("*.py")
                  if p.name != "_provide.py" and ".state" in p.read_text()]
     assert offenders == []
+
+
+def test_every_body_with_a_bool_field_checks_its_bools_strictly():
+    # Litestar converts bodies leniently (0, "true" pass for a bool): each route whose
+    # body dataclass has a bool field must call check.strict_bools on it (a new one too).
+    missing = []
+    for router in ROUTERS:
+        for route in router.routes:
+            for handler in getattr(route, "route_handlers", []):
+                data = handler.parsed_fn_signature.parameters.get("data")
+                body = data.annotation if data else None
+                if not (dataclasses.is_dataclass(body) and _bool_fields(body)):
+                    continue
+                if f"check.strict_bools(request, {body.__name__})" not in inspect.getsource(
+                        handler.fn):
+                    missing.append(handler.handler_name)
+    assert missing == []
