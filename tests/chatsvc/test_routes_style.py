@@ -31,9 +31,10 @@ def test_no_route_reads_the_application_state():
 def test_every_body_with_a_bool_field_checks_its_bools_strictly():
     # Litestar converts bodies leniently (0, "true" pass for a bool): each route whose
     # body dataclass has a bool field must call check.strict_bools on it (a new one too).
-    # Read from the functions, not `handler.parsed_fn_signature`: that caches a parse
-    # made outside any app on the shared handlers, and a later app then serialised the
-    # chat route's ASGI answer as JSON (a 500).
+    # Read from the functions, not `handler.parsed_fn_signature`: Litestar memoises that
+    # parse on the shared handler objects, outside any app here. A fresh-clone run with it
+    # failed three chat tests (the streaming answer serialised as JSON, a 500); running
+    # them after this test alone did not fail.
     missing = []
     for router in ROUTERS:
         for route in router.routes:
