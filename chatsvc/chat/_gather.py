@@ -131,7 +131,7 @@ class Sources:
     def knowledge_snippets(
         self, user_id: str, query: str, vector: list[float], shown: Sequence[Doc]
     ) -> list[Snippet]:
-        """Hybrid (BM25 + vector, RRF) knowledge search with the turn's query vector; no
+        """Hybrid (BM25 + vector, score fusion) knowledge search with the turn's query vector; no
         chunk of a document `shown` whole (the pinned prefix holds it), but chunks of
         the ones shown shortened, and of any pinned since."""
         whole = frozenset(d.id for d in shown if d.tier == "full")

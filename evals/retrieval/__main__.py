@@ -128,7 +128,7 @@ async def run(backend: str = SQLITE) -> dict:
     }
 
 
-def markdown(result: dict) -> str:
+def markdown(result: dict, out: str) -> str:
     lines = [
         "# Retrieval evaluation", "",
         f"Corpus: {result['corpus']['documents']} documents (EN + ZH), "
@@ -148,10 +148,10 @@ def markdown(result: dict) -> str:
     for name, langs in result["fts_tokenizers"].items():
         lines += [f"| {name} | {lang} | {m['recall@5']:.3f} | {m['mrr']:.3f} |"
                   for lang, m in langs.items()]
-    return "\n".join([*lines, "", *notes(result)]) + "\n"
+    return "\n".join([*lines, "", *notes(result, out)]) + "\n"
 
 
-def notes(result: dict) -> list[str]:
+def notes(result: dict, out: str) -> list[str]:
     mrr = {mode: langs["all"]["mrr"] for mode, langs in result["modes"].items()}
     best_single = max(mrr["keyword"], mrr["semantic"])
     verdict = ("beats both single modes" if mrr["hybrid"] > best_single
@@ -163,15 +163,16 @@ def notes(result: dict) -> list[str]:
         "has the better recall@5 here.",
         "* Where hybrid loses to semantic it is on queries whose words match the wrong "
         "document (paraphrases, and the four cross-lingual queries q51-q54: an English query "
-        "for a Chinese document matches English documents by keyword only). RRF gives such "
-        "keyword-only ranks equal weight. The corpus is small and every document is one "
-        "chunk, so there is little for keyword search to add on paraphrase queries, while "
-        "identifier queries (pg_restore, deployctl, 429 Retry-After) are where it helps.",
+        "for a Chinese document matches English documents by keyword only): those keyword "
+        "scores stand out where the semantic ones are close. The corpus is small and every "
+        "document is one chunk, so there is little for keyword search to add on paraphrase "
+        "queries, while identifier queries (pg_restore, deployctl, 429 Retry-After) are "
+        "where it helps.",
         "* FTS tokenizer: the shipped CJK-bigram set-up is chosen: unicode61 alone sees a "
         "Chinese run as one token and almost never matches Chinese queries; trigram cannot "
         "match 2-character words (most Chinese words) and its 3-character windows straddle "
         "word boundaries. On English the shipped set-up differs only by its porter stemmer.",
-        "* Per-query rankings are in retrieval.json.",
+        f"* Per-query rankings are in {out}.json.",
     ]
 
 
@@ -190,8 +191,8 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.out}.json").write_text(
         json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    (RESULTS / f"{args.out}.md").write_text(markdown(result))
-    print(markdown(result))
+    (RESULTS / f"{args.out}.md").write_text(markdown(result, args.out))
+    print(markdown(result, args.out))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Writes go: `save` or `save_many` (entries + chunks + full-text rows, one transac
 caller embeds the returned `EmbedJob`s -> `save_embeddings`. Chunks without a
 vector are still found by keyword search and picked up by `unembedded` later.
 Entries live in `_entries`, pins (the documents a conversation starts with) in
-`_pins`, search and RRF fusion in `_search`, the in-memory
+`_pins`, search and its fusion in `_search`, the in-memory
 vector index in the backend's vector index.
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from store.contract import Database, EmbedJob
-from store.hybrid import RRF_K, rrf_merge
 from store.knowledge._entries import Entries
 from store.knowledge._pins import Pins
 from store.knowledge._records import (
@@ -71,6 +70,6 @@ class Knowledge(Entries, Pins, Search):
 
 
 __all__ = [
-    "RRF_K", "ChunkIn", "Entry", "EntryIn", "Hit", "Knowledge", "Saved", "content_hash",
-    "embed_text", "rrf_merge",
+    "ChunkIn", "Entry", "EntryIn", "Hit", "Knowledge", "Saved", "content_hash",
+    "embed_text",
 ]

@@ -1,12 +1,12 @@
-"""Knowledge search: keyword (full text), semantic (the vector index) and hybrid (RRF,
-store/hybrid.py, shared with the message index)."""
+"""Knowledge search: keyword (full text), semantic (the vector index) and hybrid (score
+fusion, store/hybrid.py, shared with the message index)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 from store.contract import Database
-from store.hybrid import Ranking, both_rankings, keyword_ranking, rrf_merge
+from store.hybrid import Ranking, both_rankings, convex_merge, keyword_ranking
 from store.knowledge._records import OF_TYPE, VISIBLE, Hit, hit_from
 from store.sql import in_list
 from store.vectors import Scope, VectorIndex
@@ -46,14 +46,15 @@ class Search:
         self, query: str, vector: Sequence[float], *, viewer_id: str,
         source_type: str | None = None, limit: int = 10,
     ) -> list[Hit]:
-        """Keyword and semantic rankings merged by RRF (k=60); filters apply before the cut."""
+        """Keyword and semantic rankings merged by `convex_merge`; filters apply before the
+        cut."""
         pool = max(limit * 5, 50)
 
         def merged() -> Ranking:
             rankings = both_rankings(
                 self.db, lambda: self._keyword_ranking(query, viewer_id, source_type, pool),
                 lambda: self._semantic_ranking(vector, viewer_id, source_type, pool))
-            return rrf_merge([[cid for cid, _ in ranking] for ranking in rankings])[:limit]
+            return convex_merge(list(rankings))[:limit]
 
         return self._settled(merged)
 

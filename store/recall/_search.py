@@ -1,4 +1,4 @@
-"""Search over one user's indexed messages: keyword, semantic and hybrid (RRF), with
+"""Search over one user's indexed messages: keyword, semantic and hybrid (score fusion), with
 optional date bounds (`after` inclusive, `before` exclusive, ISO-8601 UTC)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.contract import Database
-from store.hybrid import Ranking, both_rankings, keyword_ranking, rrf_merge
+from store.hybrid import Ranking, both_rankings, convex_merge, keyword_ranking
 from store.sql import in_list, record, visible
 from store.vectors import KNN_MAX_K, Scope, VectorIndex
 
@@ -70,14 +70,15 @@ class Searching:
     def hybrid(self, query: str, vector: Sequence[float], bounds: Bounds, *, limit: int = 10,
                pool: int | None = None) -> list[MessageHit]:
         """Keyword and semantic rankings (`pool` each, default max(5 x limit, 50)) merged
-        by RRF (k=60); bounds apply before the cut."""
+        by `convex_merge` (score = their scaled scores' mean, 0..1); bounds apply before
+        the cut."""
         pool = pool or max(limit * 5, 50)
-        rankings = [[mid for mid, _ in ranking] for ranking in both_rankings(
+        rankings = both_rankings(
             self.db, lambda: self._keyword_ranking(query, bounds, pool),
-            lambda: self._semantic_ranking(vector, bounds, pool))]
+            lambda: self._semantic_ranking(vector, bounds, pool))
         # Both rankings hold only messages within bounds (a vector of a message deleted
         # since the copy loaded may remain): rows for twice the limit are plenty.
-        return self._hits(rrf_merge(rankings)[: limit * 2], bounds)[:limit]
+        return self._hits(convex_merge(list(rankings))[: limit * 2], bounds)[:limit]
 
     def _keyword_ranking(self, query: str, bounds: Bounds, limit: int) -> Ranking:
         return keyword_ranking(self.db, query, {**bounds.params, "limit": limit},

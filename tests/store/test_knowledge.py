@@ -6,7 +6,6 @@ import pytest
 from store import ChunkIn, EntryIn, NotFound, VectorUnavailable
 from store.backend import stores_for
 from store.knowledge import _entries as entries_module
-from store.knowledge import rrf_merge
 
 
 @pytest.fixture
@@ -30,17 +29,6 @@ def _add(store, *, owner=None, title="T", text="text", source_type="document", s
     if vector_seed is not None:
         store.save_embeddings([(job, _vec(vector_seed)) for job in saved.jobs])
     return saved
-
-
-def test_rrf_merge_sums_reciprocal_ranks_with_k_60():
-    merged = rrf_merge([["a", "b", "c"], ["c", "a"]])
-    scores = dict(merged)
-    assert scores["a"] == pytest.approx(1 / 61 + 1 / 62)
-    assert scores["c"] == pytest.approx(1 / 63 + 1 / 61)
-    assert scores["b"] == pytest.approx(1 / 62)
-    assert [item for item, _ in merged] == ["a", "c", "b"]
-    assert rrf_merge([["y"], ["x"]]) == [("x", 1 / 61), ("y", 1 / 61)]  # ties by id
-    assert rrf_merge([]) == []
 
 
 def test_save_is_idempotent_by_source_and_replaces_changed_content(knowledge):
@@ -215,7 +203,7 @@ def test_hybrid_inside_a_transaction_sees_its_uncommitted_chunks(db, knowledge):
         _add(knowledge, title="new", text="freshly written runbook", vector_seed=9)
         hits = knowledge.hybrid("runbook", _vec(9), viewer_id="x", limit=5)
         assert [h.text for h in hits] == ["freshly written runbook"]
-        assert hits[0].score == pytest.approx(2 / 61)  # first in both rankings
+        assert hits[0].score == pytest.approx(1.0)  # first in both rankings
 
 
 def _item(text, *, source_id=None, title="T"):
