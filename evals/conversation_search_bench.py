@@ -11,8 +11,9 @@ cluster centres plus noise, queries near a message (evals/knowledge_bench.py's
 generator). Message texts are 8-30 words of a Zipf-distributed vocabulary (realistic
 BM25 posting lists); keyword queries are three of a message's words outside the 50
 most frequent. Measured per query: keyword (FTS5 BM25), semantic (binary-quantised
-per-user copy, float16 rescoring), hybrid (both, RRF; also what a chat turn runs for its
-excerpts) and hybrid with a date bound; recall@10 of semantic against exact float32.
+per-user copy, float16 rescoring), hybrid (both, score fusion, neighbouring turns; also
+what a chat turn runs for its excerpts) and hybrid with a date bound; recall@10 of
+semantic against exact float32.
 
 Throughput: `--embed` LoCoMo-like messages (two speakers, dated sessions) imported,
 keyed and embedded by the real local embedder (what `chatsvc import` does).

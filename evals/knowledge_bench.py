@@ -14,7 +14,7 @@ chunk's own words in three sets (`query_sets`: typical, common, mixed). Measured
            time to read every vector back out of a vec0 table (what a snapshot reload
            would cost if chunk_vec were vec0)
 * shipped  store.Knowledge.semantic / .hybrid: in-memory sign bits -> float16 rescoring
-           of `rescore` candidates, FTS5 BM25, RRF, row fetch (everything a request does)
+           of `rescore` candidates, FTS5 BM25, fusion, row fetch (everything a request does)
 * postgresql (with `--backends sqlite,postgresql`, the default) the same shipped searches
            over the same data on a throwaway PostgreSQL + pgvector server (pgvector HNSW,
            tsvector + GIN; shared_buffers 4GB as docs/scaling.md advises), side by
@@ -345,7 +345,7 @@ def main() -> None:
     result = {
         "note": (f"{DIM}-d synthetic clustered vectors, {args.queries} queries per size; "
                  f"{describe()}, numpy {np.__version__}. Hybrid = FTS5 top 50 + "
-                 "semantic top 50 + RRF + row fetch, the same code a request runs."),
+                 "semantic top 50 + fusion + row fetch, the same code a request runs."),
         "sizes": sizes,
         "postgresql": postgres,
     }

@@ -5,7 +5,7 @@ HNSW, tsvector + GIN) through the same store objects a request uses:
 
 * facts      `Facts.search_by_vector`: one user holding all `size` facts (the
              per-user worst case), top 10; recall@10 against exact numpy search.
-* knowledge  `Knowledge.semantic` / `.keyword` (top 50) / `.hybrid` (RRF) over `size`
+* knowledge  `Knowledge.semantic` / `.keyword` (top 50) / `.hybrid` (score fusion) over `size`
              shared chunks; semantic recall@10 against exact search.
 * load       rows seeded with plain SQL, vectors through `save_embeddings` (the
              reindex path; on PostgreSQL inside `bulk_vectors` of the one table, so its

@@ -7,7 +7,9 @@ import pytest
 from store import AssistantReply, Bounds, ConstraintViolation
 from store.backend import stores_for
 from store.clock import new_id
+from store.hybrid import _SQLITE_ALL
 from store.recall import ImportedMessage, MessageIndex
+from store.recall._search import _KEYWORD_SQL, _OWN_ROWS
 from store.sql import SQLITE
 
 
@@ -115,6 +117,42 @@ def test_hybrid_fuses_keyword_and_vector_rankings(stores, people):
     assert {h.message_id for h in hybrid[:2]} == {word, near}  # each tops one ranking
     hit = next(h for h in hybrid if h.message_id == word)
     assert (hit.conversation_id, hit.role, hit.content) == (conv, "user", "the zeppelin ticket")
+
+
+def _axis(i: int) -> list[float]:
+    return [1.0 if n == i else 0.0 for n in range(8)]
+
+
+def test_hybrid_lifts_the_turns_around_a_match(stores, people):
+    alice, _ = people
+    trip, printer, weather = stores.imports.import_conversations(alice.id, [
+        ("Trip", [ImportedMessage("user", "any plans for May?"),
+                  ImportedMessage("assistant", "we fly to Lisbon")]),
+        ("Printer", [ImportedMessage("user", "the printer jams"),
+                     ImportedMessage("assistant", "try turning it off")]),
+        ("Weather", [ImportedMessage("user", "rain again")])])
+    # The semantic ranking tells none of the trip and printer messages apart: all are
+    # orthogonal to the query, which the weather message alone is near.
+    vectors = dict.fromkeys(trip.message_ids + printer.message_ids, _axis(1))
+    _index(stores, {**vectors, weather.message_ids[0]: _axis(0)})
+    hits = stores.messages.hybrid("Lisbon", _axis(0), Bounds(alice.id), limit=10)
+    score = {h.message_id: h.score for h in hits}
+    question, answer = trip.message_ids
+    assert {h.message_id for h in hits[:2]} == {answer, weather.message_ids[0]}
+    assert all(0.0 <= h.score <= 1.0 for h in hits) and len(hits) == 5
+    # The question asked just before the match shares in it; unrelated turns do not.
+    assert score[question] > max(score[m] for m in printer.message_ids)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_keyword_search_looks_its_candidates_up_instead_of_walking_the_users_rows(db):
+    matches = _SQLITE_ALL.format(t="message_fts", cut="LIMIT 500", own=f" AND {_OWN_ROWS}")
+    plan = [row[3] for row in db.execute(
+        f"EXPLAIN QUERY PLAN {_KEYWORD_SQL.format(matches=matches)}",
+        {"q": '"x"', "user": "u", "after": None, "before": None, "limit": 10})]
+    # With a user_id condition here SQLite looped over the user's index (10 of 17 ms
+    # at 100k messages): evals/results/recall_neighbours.md.
+    assert any(step.startswith("SEARCH k USING INTEGER PRIMARY KEY") for step in plan), plan
 
 
 def test_date_bounds_apply_to_every_mode(stores, people):
