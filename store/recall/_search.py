@@ -73,8 +73,11 @@ class Searching:
     _vectors: VectorIndex
 
     def keyword(self, query: str, bounds: Bounds, *, limit: int = 10) -> list[MessageHit]:
-        """Full-text ranking (any query text is safe); score = -BM25 or ts_rank."""
-        return self._hits(self._keyword_ranking(query, bounds, limit), bounds)
+        """Full-text ranking (any query text is safe) of max(5 x limit, 50) matches, their
+        BM25 (ts_rank) scaled to 0..1, then `with_neighbours` among those matches only:
+        every hit matches the query."""
+        matches = convex_merge([self._keyword_ranking(query, bounds, max(limit * 5, 50))])
+        return self._hits(self._lifted(matches, only_ranked=True)[:limit], bounds)
 
     def semantic(self, vector: Sequence[float], bounds: Bounds, *, limit: int = 10
                  ) -> list[MessageHit]:
@@ -90,12 +93,15 @@ class Searching:
         rankings = both_rankings(
             self.db, lambda: self._keyword_ranking(query, bounds, pool),
             lambda: self._semantic_ranking(vector, bounds, pool))
-        merged = convex_merge(list(rankings))
-        ranking = with_neighbours(merged, self._neighbours([mid for mid, _ in merged]))
+        ranking = self._lifted(convex_merge(list(rankings)))
         # Both rankings hold only messages within bounds (a vector of a message deleted
         # since the copy loaded may remain), a neighbour may lie outside them: rows for
         # three times the limit are plenty.
         return self._hits(ranking[: limit * 3], bounds)[:limit]
+
+    def _lifted(self, ranking: Ranking, *, only_ranked: bool = False) -> Ranking:
+        neighbours = self._neighbours([message_id for message_id, _ in ranking])
+        return with_neighbours(ranking, neighbours, only_ranked=only_ranked)
 
     def _neighbours(self, message_ids: list[str]) -> dict[str, tuple[str | None, str | None]]:
         """message id -> (the message before it, the one after) in its conversation."""
@@ -154,13 +160,14 @@ class Searching:
 
 
 def with_neighbours(ranking: Ranking, neighbours: dict[str, tuple[str | None, str | None]],
-                    share: float = NEIGHBOUR_SHARE) -> Ranking:
+                    *, share: float = NEIGHBOUR_SHARE, only_ranked: bool = False) -> Ranking:
     """`ranking` (scores 0..1) after each message passed `share` of its score to the
-    messages before and after it, rescaled to stay within 0..1; ties by id."""
+    messages before and after it (`only_ranked`: those in `ranking`), rescaled to stay
+    within 0..1; ties by id."""
     scores = dict(ranking)
     for message_id, score in ranking:
         for neighbour in neighbours.get(message_id, ()):
-            if neighbour is not None:
+            if neighbour is not None and (neighbour in scores or not only_ranked):
                 scores[neighbour] = scores.get(neighbour, 0.0) + share * score
     top = 1.0 + 2 * share  # a message and both its neighbours scoring 1
     return sorted(((mid, score / top) for mid, score in scores.items()),

@@ -144,6 +144,19 @@ def test_hybrid_lifts_the_turns_around_a_match(stores, people):
     assert score[question] > max(score[m] for m in printer.message_ids)
 
 
+def test_keyword_search_returns_only_messages_that_match(stores, people):
+    alice, _ = people
+    trip, other = stores.imports.import_conversations(alice.id, [
+        ("Trip", [ImportedMessage("user", "any plans for May?"),
+                  ImportedMessage("assistant", "we fly to Lisbon")]),
+        ("Other", [ImportedMessage("user", "Lisbon is far")])])
+    stores.messages.build_keys()
+    hits = stores.messages.keyword("Lisbon", Bounds(alice.id))
+    # The question before a match shares in it in hybrid search, never in keyword search.
+    assert {h.message_id for h in hits} == {trip.message_ids[1], other.message_ids[0]}
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
+
+
 @pytest.mark.parametrize("backend", ["sqlite"])
 def test_keyword_search_looks_its_candidates_up_instead_of_walking_the_users_rows(db):
     matches = _SQLITE_ALL.format(t="message_fts", cut="LIMIT 500", own=f" AND {_OWN_ROWS}")
