@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from store import fts
@@ -110,7 +110,7 @@ def both_rankings(db: Database, first: Callable[[], Ranking], second: Callable[[
     return first(), later.result()
 
 
-def convex_merge(rankings: list[Ranking]) -> Ranking:
+def convex_merge(rankings: Sequence[Ranking]) -> Ranking:
     """Score fusion: each ranking's scores min-max scaled to 0..1 (a ranking whose scores
     are all equal counts 1), then averaged, an id missing from a ranking counting 0 there;
     ties by id.

@@ -54,7 +54,7 @@ class Search:
             rankings = both_rankings(
                 self.db, lambda: self._keyword_ranking(query, viewer_id, source_type, pool),
                 lambda: self._semantic_ranking(vector, viewer_id, source_type, pool))
-            return convex_merge(list(rankings))[:limit]
+            return convex_merge(rankings)[:limit]
 
         return self._settled(merged)
 

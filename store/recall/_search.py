@@ -18,7 +18,7 @@ _DATED = ("(CAST($after AS TEXT) IS NULL OR k.created_at >= $after) "
 _IN_RANGE = f"k.user_id = $user AND {_DATED}"
 # {matches}: the ranked keyword candidates (store/hybrid.py), keyed by message_index.seq,
 # each one the user's own already (_OWN_ROWS). No user_id condition here: given one,
-# SQLite walked the user's whole index to meet the candidates (16 ms instead of 6 at
+# SQLite walked the user's whole index to meet the candidates (16 ms instead of 7 at
 # 100k messages, evals/conversation_search_bench).
 _KEYWORD_SQL = (
     "SELECT k.id, r.score FROM ({matches}) r JOIN message_index k ON k.seq = r.rowid "
@@ -93,7 +93,7 @@ class Searching:
         rankings = both_rankings(
             self.db, lambda: self._keyword_ranking(query, bounds, pool),
             lambda: self._semantic_ranking(vector, bounds, pool))
-        ranking = self._lifted(convex_merge(list(rankings)))
+        ranking = self._lifted(convex_merge(rankings))
         # Both rankings hold only messages within bounds (a vector of a message deleted
         # since the copy loaded may remain), a neighbour may lie outside them: rows for
         # three times the limit are plenty.
