@@ -4,6 +4,7 @@ neighbouring turns sharing a match), with optional date bounds (`after` inclusiv
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -128,7 +129,7 @@ class Searching:
                        if inside is None or mid in inside]
             if len(ranking) >= limit or len(found) < k or k == KNN_MAX_K:
                 return ranking
-            k = min(KNN_MAX_K, k * 8)
+            k = min(KNN_MAX_K, widened(k, limit, len(ranking)))
 
     def _dated(self, message_ids: list[str], bounds: Bounds) -> set[str] | None:
         """Those of `message_ids` within the dates of `bounds` (None: it has none)."""
@@ -157,6 +158,16 @@ class Searching:
         rows = self._rows([message_id for message_id, _ in ranking], bounds)
         return [record(MessageHit, rows[mid], score=score) for mid, score in ranking
                 if mid in rows]
+
+
+def widened(k: int, limit: int, inside: int) -> int:
+    """The next `k` of a search whose `k` nearest held `inside` within its dates: enough
+    for `limit` at that share, a quarter more for its noise, at most 8 x `k`. A fixed 8 x
+    turned a range holding half the messages into a second search of 880 neighbours
+    (evals/conversation_search_bench, "hybrid, after a date")."""
+    if inside == 0:
+        return k * 8
+    return min(k * 8, math.ceil(limit * k / inside * 1.25))  # inside < limit: > k
 
 
 def with_neighbours(ranking: Ranking, neighbours: dict[str, tuple[str | None, str | None]],

@@ -9,7 +9,7 @@ from store.backend import stores_for
 from store.clock import new_id
 from store.hybrid import _SQLITE_ALL
 from store.recall import ImportedMessage, MessageIndex
-from store.recall._search import _KEYWORD_SQL, _OWN_ROWS
+from store.recall._search import _KEYWORD_SQL, _OWN_ROWS, widened
 from store.sql import SQLITE
 
 
@@ -181,6 +181,33 @@ def test_date_bounds_apply_to_every_mode(stores, people):
     assert [h.message_id for h in stores.messages.semantic(_vec(1), bounds)] == [rome]
     before = Bounds(alice.id, before="2023-06-10T10:00:00.000000Z")  # exclusive
     assert [h.message_id for h in stores.messages.hybrid("trip", _vec(1), before)] == [oslo]
+
+
+def test_a_date_range_far_from_the_query_still_gets_its_nearest_messages(stores, people):
+    # Every message near the query lies outside the range: the search must widen past
+    # them and return the range's messages, nearest first.
+    alice, _ = people
+    early = [_note(f"early note {i}", f"2023-01-{i + 1:02d}") for i in range(25)]
+    late = [_note(f"late note {i}", f"2023-06-{i + 1:02d}") for i in range(6)]
+    ids = stores.imports.import_conversations(alice.id, [("notes", early + late)])[0].message_ids
+    # Turned ever further from the query: the early notes by a little, the late by more.
+    query, away = np.ones(8), np.array([1.0, -1.0] * 4)  # orthogonal
+    turns = [0.001 * i for i in range(25)] + [1.0 + i for i in range(6)]
+    _index(stores, {mid: (query + t * away).tolist() for mid, t in zip(ids, turns, strict=True)})
+    bounds = Bounds(alice.id, after="2023-03-01T00:00:00.000000Z")
+    found = stores.messages.semantic(query.tolist(), bounds, limit=4)
+    assert [h.message_id for h in found] == ids[25:29]
+
+
+def _note(text: str, day: str) -> ImportedMessage:
+    return ImportedMessage("user", text, created_at=f"{day}T10:00:00.000000Z")
+
+
+def test_a_widened_search_asks_for_what_the_share_inside_the_dates_needs():
+    assert widened(110, 50, 45) == 153  # 50 / (45 / 110), a quarter more
+    assert widened(110, 50, 0) == 880  # nothing inside: 8 x
+    assert widened(110, 50, 1) == 880  # at most 8 x
+    assert widened(20, 4, 3) == 34
 
 
 def test_keys_carry_speaker_date_and_previous_turn_and_rebuild_on_a_variant_change(db, people):
