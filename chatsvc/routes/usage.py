@@ -30,6 +30,16 @@ def moment(field: str, raw: str) -> datetime:
                                "2026-11-01T12:00:00Z") from None
 
 
+def default_start(end_at: datetime) -> datetime:
+    """`DEFAULT_DAYS` before `end_at`: a `to` in year 1's first days has no such day
+    (the subtraction overflowed: a 500)."""
+    try:
+        return end_at - timedelta(days=DEFAULT_DAYS)
+    except OverflowError:
+        raise check.bad("to", f"must be at least {DEFAULT_DAYS} days after 0001-01-01 "
+                              "when from is not given") from None
+
+
 def figures(usage: ModelUsage, cost: float | None) -> dict:
     share = usage.cached_tokens / usage.reported_prompt_tokens if usage.reported_prompt_tokens \
         else None
@@ -63,7 +73,7 @@ async def usage(
     name: Annotated[str | None, QueryParameter(name="user")] = None,
 ) -> dict:
     end_at = moment("to", end) if end else utc_now()
-    start_at = moment("from", start) if start else end_at - timedelta(days=DEFAULT_DAYS)
+    start_at = moment("from", start) if start else default_start(end_at)
     if start_at >= end_at:
         raise check.bad("from", "must be before to")
     subject = request.user

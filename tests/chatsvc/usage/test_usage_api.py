@@ -66,6 +66,7 @@ def test_the_range_and_its_default(client, alice, upstream):
 @pytest.mark.parametrize(("params", "field"), [
     ({"from": "yesterday"}, "from"), ({"to": "2026-13-01"}, "to"),
     ({"from": "2026-02-01", "to": "2026-01-01"}, "from"),
+    ({"to": "0001-01-10"}, "to"),  # the default from, 30 days before, is before year 1
 ])
 def test_bad_ranges_are_400_naming_the_field(client, alice, params, field):
     response = client.get("/api/usage", params=params, headers=alice[1])
