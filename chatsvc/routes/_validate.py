@@ -54,18 +54,25 @@ def bounded(field: str, value: int, low: int, high: int) -> int:
     return value
 
 
-async def strict_bools(request: Request, body: type) -> None:
-    """Litestar converts a body leniently: 0, 1, "true" or "0" pass for a bool. Each bool
-    field of the dataclass `body` must have been sent as true or false (a null is left
-    to the conversion, which allows it where the field may be None)."""
+# The JSON type a body field of each of these types must have been sent as, and the
+# rule its 400 states: Litestar converts leniently (0, 1, "true" pass for a bool; "5"
+# and 5.0 for an int).
+_STRICT = {bool: "must be true or false", int: "must be a whole number"}
+
+
+async def strict_scalars(request: Request, body: type) -> None:
+    """Each bool or int field of the dataclass `body` must have been sent as a JSON bool
+    or integer (a null is left to the conversion, which allows it where the field may
+    be None). `type(...) is` also keeps true and false out of an int."""
     raw = await request.json()  # parsed once: Litestar keeps it
-    for name in _bool_fields(body):
+    for name, kind in _strict_fields(body):
         value = raw.get(name) if isinstance(raw, dict) else None
-        if value is not None and not isinstance(value, bool):
-            raise bad(name, "must be true or false")
+        if value is not None and type(value) is not kind:
+            raise bad(name, _STRICT[kind])
 
 
 @cache
-def _bool_fields(body: type) -> tuple[str, ...]:
+def _strict_fields(body: type) -> tuple[tuple[str, type], ...]:
     hints = get_type_hints(body)
-    return tuple(f.name for f in dataclasses.fields(body) if hints[f.name] in (bool, bool | None))
+    return tuple((f.name, kind) for f in dataclasses.fields(body) for kind in _STRICT
+                 if hints[f.name] in (kind, kind | None))

@@ -221,7 +221,7 @@ async def chat(
     tools_for: NamedDependency[Callable[[User], ToolRunner | None]],
     turn_events: NamedDependency[TurnEventStore], detached: NamedDependency[Detached],
 ) -> ASGIApp:
-    await check.strict_bools(request, ChatRequest)
+    await check.strict_scalars(request, ChatRequest)
     message = check_message(data.message, settings)
     resumable = settings.resumable if data.resumable is None else data.resumable
     if data.resumable and not data.stream:

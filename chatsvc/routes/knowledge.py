@@ -82,7 +82,7 @@ async def add_document(
     request: Request, knowledge: NamedDependency[KnowledgeService],
     settings: NamedDependency[Settings], data: JSONBody[DocumentIn],
 ) -> Response:
-    await check.strict_bools(request, DocumentIn)
+    await check.strict_scalars(request, DocumentIn)
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
     content = check.text("content", data.content, max_chars=settings.max_body_bytes)
     check.source_type(data.source_type)
@@ -137,6 +137,7 @@ async def search(
     request: Request, knowledge: NamedDependency[KnowledgeService],
     data: JSONBody[SearchIn]
 ) -> dict:
+    await check.strict_scalars(request, SearchIn)
     query = check.text("query", data.query,
     max_chars=MAX_QUERY)
     check.bounded("limit", data.limit, 1,
@@ -209,7 +210,7 @@ async def set_pin(
     request: Request, knowledge_store: NamedDependency[KnowledgeStore], entry_id: FromPath[str],
     data: JSONBody[PinIn],
 ) -> dict:
-    await check.strict_bools(request, PinIn)
+    await check.strict_scalars(request, PinIn)
     project_id = _pin_project(data.pinned, data.project_id)
     entry = await in_thread(knowledge_store.get, entry_id, viewer_id=request.user.id)
     owner_id = _pin_owner(request, entry, data)

@@ -79,7 +79,7 @@ async def create_post(
     request: Request, posts: NamedDependency[PostStore],
     knowledge: NamedDependency[KnowledgeService], data: JSONBody[PostIn],
 ) -> Response:
-    await check.strict_bools(request, PostIn)
+    await check.strict_scalars(request, PostIn)
     title = check.text("title", data.title, max_chars=MAX_TITLE).strip()
     content = check.text("content", data.content, max_chars=10**7)
     excerpt = data.excerpt

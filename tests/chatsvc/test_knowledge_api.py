@@ -113,6 +113,8 @@ def test_bad_documents_are_400_naming_the_field(client, alice, body, field):
     ({"query": "x", "mode": "fuzzy"}, "mode"),
     ({"query": "x", "limit": 0}, "limit"),
     ({"query": "x", "limit": 51}, "limit"),
+    ({"query": "x", "limit": "5"}, "limit"),  # Litestar would convert these to 5 and 1
+    ({"query": "x", "limit": 1.0}, "limit"),
 ])
 def test_bad_searches_are_400_naming_the_field(client, alice, body, field):
     _, headers = alice

@@ -10,7 +10,7 @@ from typing import get_type_hints
 
 import chatsvc.routes
 from chatsvc.routes import ROUTERS
-from chatsvc.routes._validate import _bool_fields
+from chatsvc.routes._validate import _strict_fields
 
 ROUTES_DIR = Path(chatsvc.routes.__file__).parent
 
@@ -28,9 +28,10 @@ def test_no_route_reads_the_application_state():
     assert offenders == []
 
 
-def test_every_body_with_a_bool_field_checks_its_bools_strictly():
-    # Litestar converts bodies leniently (0, "true" pass for a bool): each route whose
-    # body dataclass has a bool field must call check.strict_bools on it (a new one too).
+def test_every_body_with_a_bool_or_int_field_checks_them_strictly():
+    # Litestar converts bodies leniently (0, "true" pass for a bool, "5" for an int): each
+    # route whose body dataclass has such a field must call check.strict_scalars on it
+    # (a new one too).
     # Read from the functions, not `handler.parsed_fn_signature`: Litestar memoises that
     # parse on the shared handler objects, outside any app here. A fresh-clone run with it
     # failed three chat tests (the streaming answer serialised as JSON, a 500); running
@@ -42,9 +43,9 @@ def test_every_body_with_a_bool_field_checks_its_bools_strictly():
                 if "data" not in inspect.signature(handler.fn).parameters:
                     continue
                 body = get_type_hints(handler.fn)["data"]  # JSONBody[T] reads as T
-                if not (dataclasses.is_dataclass(body) and _bool_fields(body)):
+                if not (dataclasses.is_dataclass(body) and _strict_fields(body)):
                     continue
-                if f"check.strict_bools(request, {body.__name__})" not in inspect.getsource(
+                if f"check.strict_scalars(request, {body.__name__})" not in inspect.getsource(
                         handler.fn):
                     missing.append(handler.handler_name)
     assert missing == []
