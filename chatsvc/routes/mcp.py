@@ -8,15 +8,29 @@ started with the service (`chatsvc.tools.http_endpoint`), is looked up per reque
 
 from __future__ import annotations
 
-from litestar import Router, asgi
-from litestar.types import Receive, Scope, Send
+from litestar import Request, Router, asgi
+from litestar.types import Message, Receive, Scope, Send
 
+from chatsvc.routes._body import limited_body
 from chatsvc.routes._provide import mounted_mcp
 
 
 @asgi("/mcp", is_mount=True, copy_scope=True)
 async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-    await mounted_mcp(scope)(scope, receive, send)
+    # A mount is outside the app's request_max_body_size, and the SDK reads a body of
+    # any size: read it here under that limit (413 past it), then hand it on.
+    body = await limited_body(Request(scope, receive), scope["litestar_app"].request_max_body_size)
+    await mounted_mcp(scope)(scope, _replayed(body, receive), send)
+
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """`receive` with the body, already read, as its first message."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
 
 
 router = Router(path="/", route_handlers=[mcp_endpoint], tags=["mcp"])

@@ -51,6 +51,18 @@ def test_without_a_token_mcp_answers_401(live):  # noqa: F811
     assert response.status_code == 401
 
 
+def test_an_mcp_body_past_the_body_limit_is_413(live, alice, settings):  # noqa: F811
+    ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    headers = {**alice[1], "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    small = httpx.post(f"{live}/mcp", content=ping, headers=headers)
+    assert small.status_code == 200
+    padded = ping + b" " * settings.max_body_bytes  # still valid JSON: read whole, it was 200
+    response = httpx.post(f"{live}/mcp", content=padded, headers=headers)
+    assert response.status_code == 413
+    assert response.json() == {"status_code": 413, "detail": "Request Entity Too Large"}
+
+
 def test_tools_over_http_act_as_the_caller(live, alice, bob, live_client):  # noqa: F811
     client = live_client
     assert client.post("/api/facts", json={"category": "core", "fact": "Lives in Lisbon"},
