@@ -31,7 +31,8 @@ def parse_form(body: bytes, content_type: str) -> dict[str, Part]:
     if not content_type.lower().startswith("multipart/form-data"):
         raise check.bad("body", "must be multipart/form-data")
     boundary = _header(f"Content-Type: {content_type}").get_param("boundary")
-    if not isinstance(boundary, str) or not boundary:
+    # An RFC 2231 `boundary*=` may decode past latin-1 (was a 500): no bytes match it.
+    if not isinstance(boundary, str) or not boundary or max(map(ord, boundary)) > 0xFF:
         raise check.bad("body", NOT_MULTIPART)
     pieces = body.split(b"--" + boundary.encode("latin-1"))
     if len(pieces) < 3 or not pieces[-1].startswith(b"--"):

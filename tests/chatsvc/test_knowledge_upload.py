@@ -188,3 +188,12 @@ def test_a_broken_multipart_body_is_a_400_and_creates_no_job(client, alice, body
     assert response.status_code == 400, response.text
     assert "multipart" in response.text
     assert client.get("/api/knowledge/jobs", headers=headers).json()["jobs"] == []
+
+
+@pytest.mark.parametrize("boundary", ["boundary*=utf-8''%E2%82%AC", "boundary*=bogus''%FF"])
+def test_a_boundary_no_bytes_can_match_is_a_400(client, alice, boundary):
+    _user, headers = alice  # RFC 2231 decodes these past latin-1
+    response = client.post("/api/knowledge/upload", content=b"--\xe2\x82\xac--\r\n", headers={
+        **headers, "Content-Type": f"multipart/form-data; {boundary}"})
+    assert response.status_code == 400, response.text
+    assert "multipart" in response.text
