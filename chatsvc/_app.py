@@ -18,7 +18,7 @@ from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, running_in_background
 from chatsvc.chat import Detached
 from chatsvc.extraction import schedule
-from chatsvc.routes import DEPENDENCIES, ROUTERS
+from chatsvc.routes import DEPENDENCIES, ROUTERS, checks
 from store import ChatStore
 
 log = logging.getLogger("chatsvc")
@@ -69,6 +69,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         lifespan=[lifespan],
         middleware=[auth_middleware()],
         exception_handlers=EXCEPTION_HANDLERS,
+        before_request=checks.single_query_values,
         # Litestar configures the root logger (INFO by default): CHATSVC_LOG_LEVEL is its
         # level, else httpx's request lines are logged on every chat turn.
         logging_config=LoggingConfig(root={"handlers": ["queue_listener"],

@@ -42,6 +42,14 @@ def plain(field: str, value: str) -> str:
     return value
 
 
+async def single_query_values(request: Request) -> None:
+    """The app's before-request hook: a query parameter sent twice (`?limit=1&limit=500`)
+    is 400, where Litestar would silently use one of the values."""
+    for name in request.query_params:
+        if len(request.query_params.getall(name)) > 1:
+            raise bad(name, "must be given once")
+
+
 def source_type(value: str | None, field: str = "source_type") -> str | None:
     if value is not None and not source_types.valid(value):
         raise bad(field, source_types.RULE)

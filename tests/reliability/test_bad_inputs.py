@@ -83,6 +83,11 @@ BAD = [
     ("GET", "/api/conversations/abc/stream", {"params": {"last_event_id": "\u0661"}}, 400,
      "Last-Event-ID"),
     ("GET", "/api/facts/search", {"params": {"q": "a\u0000b"}}, 400, "q"),
+    # a parameter sent twice: Litestar would use the last value silently
+    ("GET", "/api/facts", {"params": [("limit", "500"), ("limit", "1")]}, 400, "limit"),
+    ("GET", "/api/conversations/search",
+     {"params": [("q", "x"), ("mode", "psychic"), ("mode", "keyword")]}, 400, "mode"),
+    ("GET", "/v1/models", {"params": [("x", "1"), ("x", "2")]}, 400, "x"),
 ]
 
 
