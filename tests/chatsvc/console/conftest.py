@@ -88,6 +88,10 @@ def console_errors():
 
 @pytest.fixture
 def page(browser, console_errors, request):
+    if "live" in request.fixturenames:
+        # Set up first, so torn down last: a page outliving its server logs the failed
+        # requests of its timers (the index-status poll) as console errors.
+        request.getfixturevalue("live")
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     opened = context.new_page()
     opened.set_default_timeout(15_000)
