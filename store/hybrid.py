@@ -110,10 +110,11 @@ def both_rankings(db: Database, first: Callable[[], Ranking], second: Callable[[
     return first(), later.result()
 
 
-def convex_merge(rankings: Sequence[Ranking]) -> Ranking:
+def convex_merge(rankings: Sequence[Ranking], *, head: int = 0) -> Ranking:
     """Score fusion: each ranking's scores min-max scaled to 0..1 (a ranking whose scores
     are all equal counts 1), then averaged, an id missing from a ranking counting 0 there;
-    ties by id.
+    ties by id. With `head`, the first `head` ids of every ranking come before all others:
+    their score gains 1, then every score is halved (still 0..1).
 
     Unlike Reciprocal Rank Fusion (which it replaced) it keeps how far apart the scores
     are: where one ranking barely tells candidates apart, the other decides. Measured in
@@ -131,6 +132,9 @@ def convex_merge(rankings: Sequence[Ranking]) -> Ranking:
         for item, score in ranking:
             scaled = (score - low) / spread if spread > 0 else 1.0
             scores[item] = scores.get(item, 0.0) + scaled / len(rankings)
+    if head:
+        first = {item for ranking in rankings for item, _ in ranking[:head]}
+        scores = {item: (score + (item in first)) / 2 for item, score in scores.items()}
     return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 

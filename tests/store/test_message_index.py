@@ -183,6 +183,25 @@ def test_date_bounds_apply_to_every_mode(stores, people):
     assert [h.message_id for h in stores.messages.hybrid("trip", _vec(1), before)] == [oslo]
 
 
+def test_hybrid_keeps_the_best_keyword_match_the_vectors_missed(stores, people):
+    # Six messages near the query vector that match a common query word, and one far from
+    # it that alone matches the rare word: the mean of the two rankings puts the six
+    # first, each ranking's head keeps the rare match among the first three.
+    alice, _ = people
+    texts = ["my pottery class"] + [f"weekend {'and more ' * i}plans" for i in range(6)]
+    texts += [f"unrelated note {i}" for i in range(14)]  # so that "weekend" is not common
+    found = stores.imports.import_conversations(
+        alice.id, [(None, [ImportedMessage("user", text)]) for text in texts])
+    ids = [f.message_ids[0] for f in found]
+    query, away = np.ones(8), np.array([1.0, -1.0] * 4)
+    vectors = {ids[0]: away.tolist()} | {
+        mid: (query + 0.01 * i * away).tolist() for i, mid in enumerate(ids[1:7])}
+    vectors |= {mid: away.tolist() for mid in ids[7:]}
+    _index(stores, vectors)
+    hits = stores.messages.hybrid("pottery weekend", query.tolist(), Bounds(alice.id), limit=3)
+    assert ids[0] in [h.message_id for h in hits]
+
+
 def test_a_date_range_far_from_the_query_still_gets_its_nearest_messages(stores, people):
     # Every message near the query lies outside the range: the search must widen past
     # them and return the range's messages, nearest first.
