@@ -80,6 +80,8 @@ async def search(
         raise check.bad("mode", f"must be one of {', '.join(MODES)}")
     bounds = Bounds(request.user.id, after=time_bound("after", after),
                     before=time_bound("before", before))
+    if bounds.after and bounds.before and bounds.after >= bounds.before:  # ISO sorts
+        raise check.bad("after", "must be before `before`")
     found = await recall.search(bounds, q, mode=mode,
                                 limit=check.bounded("limit", limit, 1, MAX_RESULTS))
     return {"mode": found.mode, "degraded_reason": found.degraded_reason,

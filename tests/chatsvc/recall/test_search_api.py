@@ -70,6 +70,8 @@ def test_another_users_messages_are_never_returned(client, alice, bob, imported)
     ({}, "q"), ({"q": "  "}, "q"), ({"q": "x", "limit": 0}, "limit"),
     ({"q": "x", "limit": 51}, "limit"), ({"q": "x", "mode": "fuzzy"}, "mode"),
     ({"q": "x", "after": "yesterday"}, "after"), ({"q": "x", "before": "2023-13-01"}, "before"),
+    ({"q": "x", "after": "2023-06-01", "before": "2023-05-01"}, "after"),  # an empty range
+    ({"q": "x", "after": "2023-06-01T00:00:00Z", "before": "2023-06-01"}, "after"),
 ])
 def test_bad_queries_are_400_naming_the_field(client, alice, query, field):
     response = client.get("/api/conversations/search", headers=alice[1], params=query)
