@@ -55,6 +55,8 @@ async def list_memories(
     request: Request, memory_service: NamedDependency[MemoryService],
     project_id: FromQuery[str | None] = None,
 ) -> dict:
+    if project_id is not None:
+        check.plain("project_id", project_id)  # as a stored project id
     memories = await in_thread(
         memory_service.store.list, request.user.id, project_id=_blank_to_none(project_id)
     )

@@ -84,6 +84,12 @@ def test_invalid_patch_is_400_and_changes_nothing(client, alice):
     assert client.get("/api/memory", headers=headers).json()["memories"] == [memory]
 
 
+def test_a_project_filter_with_control_characters_is_400(client, alice):
+    response = client.get("/api/memory", headers=alice[1], params={"project_id": "p1\x00"})
+    assert response.status_code == 400, response.text
+    assert response.json()["extra"][0]["key"] == "project_id"
+
+
 def test_oversized_body_is_413(client, alice):
     _, headers = alice
     response = client.post("/api/memory", headers=headers,
