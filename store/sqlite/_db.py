@@ -43,6 +43,16 @@ BUSY_TIMEOUT_MS = 5000
 Connection = sqlite3.Connection
 
 
+# Primary result codes of a lock another connection holds: SQLITE_BUSY past the busy
+# timeout, SQLITE_LOCKED, and SQLITE_PROTOCOL, which WAL mode returns when it cannot get
+# its locks after many tries (seen while an import of 150k messages was checkpointed).
+_TRANSIENT_CODES = frozenset({5, 6, 15})
+
+
+def _transient(exc: sqlite3.OperationalError) -> bool:
+    return (exc.sqlite_errorcode & 0xFF) in _TRANSIENT_CODES
+
+
 class SqliteDatabase(Handle):
     """One SQLite file. `connection()` hands each thread its own connection.
 
@@ -124,7 +134,7 @@ class SqliteDatabase(Handle):
         except sqlite3.IntegrityError as exc:
             raise ConstraintViolation(str(exc)) from exc
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if _transient(exc):
                 raise DatabaseBusy(
                     f"the database is busy: another writer held it for over {BUSY_TIMEOUT_MS} ms"
                 ) from exc
