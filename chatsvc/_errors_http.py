@@ -57,7 +57,9 @@ def _http_exception(request: Request, exc: HTTPException) -> Response:
         keys = sorted({str(item.get("key")) for item in extra if isinstance(item, dict)})
         if keys:
             detail = f"invalid value for {', '.join(keys)}: {extra[0].get('message', detail)}"
-    return error_response(request, exc.status_code, detail, extra)
+    response = error_response(request, exc.status_code, detail, extra)
+    response.headers.update(exc.headers or {})  # e.g. a 405's Allow
+    return response
 
 
 def _not_found(request: Request, exc: NotFound) -> Response:

@@ -9,6 +9,7 @@ started with the service (`chatsvc.tools.http_endpoint`), is looked up per reque
 from __future__ import annotations
 
 from litestar import Request, Router, asgi
+from litestar.exceptions import MethodNotAllowedException
 from litestar.types import Message, Receive, Scope, Send
 
 from chatsvc.routes._body import limited_body
@@ -17,6 +18,11 @@ from chatsvc.routes._provide import mounted_mcp
 
 @asgi("/mcp", is_mount=True, copy_scope=True)
 async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["method"] != "POST":
+        # Stateless mode has no server-initiated stream for a GET to hold open (the SDK
+        # kept one open, empty, as long as the client liked) and no session to DELETE:
+        # the transport allows a 405 for both.
+        raise MethodNotAllowedException(headers={"Allow": "POST"})
     # A mount is outside the app's request_max_body_size, and the SDK reads a body of
     # any size: read it here under that limit (413 past it), then hand it on.
     body = await limited_body(Request(scope, receive), scope["litestar_app"].request_max_body_size)

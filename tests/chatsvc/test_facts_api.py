@@ -210,3 +210,10 @@ def test_dimension_conflict_degrades_with_a_reason(settings, local_embedder):
             assert health["ok"] is False and "reindex" in health["detail"]
     finally:
         services.stores.db.close()
+
+
+def test_a_method_the_route_does_not_serve_is_405_with_allow(client, alice):
+    response = client.put("/api/facts", headers=alice[1], json={})
+    assert response.status_code == 405
+    assert set(response.headers["allow"].split(", ")) >= {"GET", "POST"}
+    assert response.json() == {"status_code": 405, "detail": "Method Not Allowed"}

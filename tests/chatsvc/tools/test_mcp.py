@@ -63,6 +63,16 @@ def test_an_mcp_body_past_the_body_limit_is_413(live, alice, settings):  # noqa:
     assert response.json() == {"status_code": 413, "detail": "Request Entity Too Large"}
 
 
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_mcp_serves_posts_only(live, alice, method):  # noqa: F811
+    # A GET used to open an event stream that never carried anything and stayed open.
+    response = httpx.request(method, f"{live}/mcp", timeout=5,
+                             headers={**alice[1], "Accept": "text/event-stream"})
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert response.json()["status_code"] == 405
+
+
 def test_tools_over_http_act_as_the_caller(live, alice, bob, live_client):  # noqa: F811
     client = live_client
     assert client.post("/api/facts", json={"category": "core", "fact": "Lives in Lisbon"},
