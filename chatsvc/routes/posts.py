@@ -109,10 +109,15 @@ async def update_post(
     return await _synced(knowledge, updated, post_id, post_full(updated), 200)
 
 
+_EDITABLE = ("title", "content", "excerpt", "published")
+
+
 def _post_changes(data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
-    unknown = sorted(set(data) - {"title", "content", "excerpt", "published"})
+    unknown = sorted(set(data) - set(_EDITABLE))
     if unknown:
         raise check.bad(unknown[0], "is not a field of a post")
+    if not data:  # as on facts and memory: a PATCH that changes nothing is a mistake
+        raise check.bad("body", f"set at least one of {', '.join(_EDITABLE)}")
     changes: dict[str, Any] = {}
     if "title" in data:
         changes["title"] = check.text("title", data["title"], max_chars=MAX_TITLE).strip()
