@@ -23,13 +23,18 @@ def now_iso() -> str:
     return iso(utc_now())
 
 
+MAX_MOMENT_CHARS = 40
+
+
 def parse_moment(text: str) -> datetime:
     """A client's ISO-8601 date or time as an aware UTC datetime (no zone: UTC).
     ValueError for anything else: control or non-ASCII characters (which
-    `fromisoformat` lets through in places), or a time that leaves years 1-9999 when
-    moved to UTC."""
+    `fromisoformat` lets through in places), more than MAX_MOMENT_CHARS, or a time
+    that leaves years 1-9999 when moved to UTC."""
     text = text.strip()
-    if not (text.isascii() and text.isprintable()):
+    # Length: `fromisoformat` reads 5,000 digits as a basic-format time with endless
+    # fractional seconds; the longest real one ("...T10:00:00.123456789+05:30") is 35.
+    if len(text) > MAX_MOMENT_CHARS or not (text.isascii() and text.isprintable()):
         raise ValueError("not an ISO-8601 time")
     moment = datetime.fromisoformat(text)
     try:
