@@ -43,9 +43,9 @@ _NEIGHBOURS_SQL = (
 NEIGHBOUR_SHARE = 0.2
 # Each ranking's best two messages come first in hybrid search: when one ranking finds
 # the answer and the other misses it (the small embedder's near-ties, a question sharing
-# no word with its answer), the average alone buried it under messages both found
-# middling. Measured in evals/results/recall_head.md (2 gained on both datasets, 3 only
-# on LoCoMo).
+# no word with its answer), the average alone (at most 0.5 for it) buried it under
+# messages both placed fairly high. Measured in evals/results/recall_head.md (2 gained on
+# both datasets, 3 only on LoCoMo).
 RANKING_HEAD = 2
 
 
