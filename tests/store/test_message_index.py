@@ -125,21 +125,24 @@ def _axis(i: int) -> list[float]:
 
 def test_hybrid_lifts_the_turns_around_a_match(stores, people):
     alice, _ = people
-    trip, printer, weather = stores.imports.import_conversations(alice.id, [
+    trip, printer, weather, forecast = stores.imports.import_conversations(alice.id, [
         ("Trip", [ImportedMessage("user", "any plans for May?"),
                   ImportedMessage("assistant", "we fly to Lisbon")]),
         ("Printer", [ImportedMessage("user", "the printer jams"),
                      ImportedMessage("assistant", "try turning it off")]),
-        ("Weather", [ImportedMessage("user", "rain again")])])
+        ("Weather", [ImportedMessage("user", "rain again")]),
+        ("Forecast", [ImportedMessage("user", "sun tomorrow")])])
     # The semantic ranking tells none of the trip and printer messages apart: all are
-    # orthogonal to the query, which the weather message alone is near.
+    # orthogonal to the query, which the weather and forecast messages are near (its two
+    # best: its head, whatever order ties come in).
     vectors = dict.fromkeys(trip.message_ids + printer.message_ids, _axis(1))
-    _index(stores, {**vectors, weather.message_ids[0]: _axis(0)})
+    near = (np.array(_axis(0)) + 0.1 * np.array(_axis(1))).tolist()
+    _index(stores, {**vectors, weather.message_ids[0]: _axis(0), forecast.message_ids[0]: near})
     hits = stores.messages.hybrid("Lisbon", _axis(0), Bounds(alice.id), limit=10)
     score = {h.message_id: h.score for h in hits}
     question, answer = trip.message_ids
     assert {h.message_id for h in hits[:2]} == {answer, weather.message_ids[0]}
-    assert all(0.0 <= h.score <= 1.0 for h in hits) and len(hits) == 5
+    assert all(0.0 <= h.score <= 1.0 for h in hits) and len(hits) == 6
     # The question asked just before the match shares in it; unrelated turns do not.
     assert score[question] > max(score[m] for m in printer.message_ids)
 
