@@ -50,7 +50,10 @@ _TRANSIENT_CODES = frozenset({5, 6, 15})
 
 
 def _transient(exc: sqlite3.OperationalError) -> bool:
-    return (exc.sqlite_errorcode & 0xFF) in _TRANSIENT_CODES
+    # Not every OperationalError carries a code: the driver raises its own (a column
+    # that will not decode as UTF-8) without one.
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in _TRANSIENT_CODES
 
 
 class SqliteDatabase(Handle):

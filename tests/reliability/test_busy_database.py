@@ -101,10 +101,11 @@ def test_a_lock_over_the_reply_save_is_waited_out(client, alice, upstream, setti
 
 
 @pytest.mark.parametrize(("code", "busy"), [(5, True), (517, True), (6, True), (15, True),
-                                             (1, False), (11, False)])
+                                             (1, False), (11, False), (None, False)])
 def test_lock_result_codes_count_as_busy_wal_locking_protocol_too(code, busy):
     # SQLITE_PROTOCOL cannot be provoked on demand: WAL mode returns it when it fails to
     # get its locks after many tries, as under a large import's checkpoints.
     error = sqlean.OperationalError("locking protocol")
-    error.sqlite_errorcode = code  # 517: SQLITE_BUSY_SNAPSHOT, an extended code
+    if code is not None:  # None: the driver's own errors carry no code
+        error.sqlite_errorcode = code  # 517: SQLITE_BUSY_SNAPSHOT, an extended code
     assert store.sqlite._db._transient(error) is busy
