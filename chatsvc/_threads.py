@@ -44,20 +44,3 @@ async def running_in_background(work: Coroutine) -> AsyncIterator[None]:
     finally:
         scope.cancel()
         await task
-
-
-async def beside(main: Coroutine[None, None, T], side: Callable[[], Coroutine]) -> T:
-    """`main`'s result, with `side()` running at the same time (two waits overlap).
-    `side` must handle its own errors; `main`'s propagate as they are (not wrapped in an
-    exception group), after `side` was cancelled (or finished, if it cannot be)."""
-    failed: Exception | None = None
-    async with anyio.create_task_group() as group:
-        group.start_soon(side)
-        try:
-            result = await main
-        except Exception as exc:
-            failed = exc
-            group.cancel_scope.cancel()
-    if failed is not None:
-        raise failed
-    return result

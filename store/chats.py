@@ -178,10 +178,14 @@ class Chats:
     def start_turn(
         self, user_id: str, content: str, *, conversation_id: str | None = None,
         project_id: str | None = None, name: str | None = None,
-        hold_seconds: float = TURN_HOLD_SECONDS,
+        hold_seconds: float = TURN_HOLD_SECONDS, reply_id: str | None = None,
     ) -> tuple[Conversation, ChatMessage]:
         """Store the user's message (creating the conversation when none is given) and
-        claim the conversation for this turn; TurnInProgress while another holds it."""
+        claim the conversation for this turn; TurnInProgress while another holds it.
+        `reply_id`: the answer's empty `pending` row too, in the same transaction. One
+        commit, not two: on SQLite every other connection that sees a commit drops its
+        page cache and memory map, and a second commit landing while the turn searches
+        cost its first read ~3 ms (docs/chat.md, Benchmark)."""
         moment = utc_now()
         now, until = iso(moment), iso(moment + timedelta(seconds=hold_seconds))
         message_id = new_id()
@@ -208,23 +212,15 @@ class Chats:
                 {"id": message_id, "conversation": conversation_id, "user": user_id,
                  "name": name, "content": content, "now": now},
             )
+            if reply_id is not None:
+                self.db.execute(
+                    "INSERT INTO messages(id, conversation_id, user_id, role, content, status, "
+                    "reply_to, created_at) VALUES ($id, $conversation, $user, 'assistant', '', "
+                    "'pending', $question, $now)",
+                    {"id": reply_id, "conversation": conversation_id, "user": user_id,
+                     "question": message_id, "now": now_iso()},  # after the question's
+                )
         return self.get(user_id, conversation_id), self._get_message(message_id)
-
-    def begin_reply(
-        self, user_id: str, conversation_id: str, reply_id: str, question_id: str | None = None
-    ) -> None:
-        """Store an empty `pending` answer to `question_id`; NotFound if the conversation
-        is gone."""
-        with self.db.transaction():
-            inserted = self.db.execute(
-                "INSERT INTO messages(id, conversation_id, user_id, role, content, status, "
-                "reply_to, created_at) SELECT $id, id, user_id, 'assistant', '', 'pending', "
-                "$question, $now FROM conversations WHERE id = $conversation AND user_id = $user",
-                {"id": reply_id, "conversation": conversation_id, "user": user_id,
-                 "question": question_id, "now": now_iso()},
-            )
-        if inserted.rowcount == 0:
-            raise NotFound(f"no conversation {conversation_id}")
 
     def _claim(self, conversation_id: str, claim: dict) -> None:
         # One statement checks and takes the claim: SQLite serialises writers, and
@@ -241,7 +237,7 @@ class Chats:
 
     def end_turn(self, user_id: str, conversation_id: str, turn_id: str) -> None:
         """Free the conversation from a turn that ends without an answer to store, and
-        drop the empty `pending` answer `begin_reply` stored for it, if any."""
+        drop the empty `pending` answer `start_turn` stored for it, if any."""
         with self.db.transaction():
             self.db.execute(
                 "DELETE FROM messages WHERE reply_to = $turn AND conversation_id = $id "
@@ -251,7 +247,7 @@ class Chats:
             self._release(user_id, conversation_id, turn_id)
 
     def finish_turn(self, user_id: str, conversation_id: str, reply: AssistantReply) -> None:
-        """Store the answer begun by `begin_reply` (complete or partial) and touch the
+        """Store the answer begun by `start_turn` (complete or partial) and touch the
         conversation. NotFound, writing nothing, if the conversation was deleted since."""
         if reply.status not in STATUSES:
             raise StoreError(f"invalid message status {reply.status!r}")

@@ -1,10 +1,10 @@
 """A turn of a stored conversation: save the question, prepare, relay, save the answer.
 
-The answer is stored `pending` while the prompt is prepared (the write overlaps the
-searches) and finished in place, so a process killed mid-answer leaves a mark (start-up
-turns it `interrupted`); a turn that ends without an answer drops it. When the
-conversation is deleted while the answer streams, nothing is written and the
-outcome says so (`conversation_deleted`).
+The answer is stored `pending` with the question (one commit: docs/chat.md, Benchmark)
+and finished in place, so a process killed mid-answer leaves a mark (start-up turns it
+`interrupted`); a turn that ends without an answer drops it. When the conversation is
+deleted while the answer streams, nothing is written and the outcome says so
+(`conversation_deleted`).
 
 Saving the question claims the conversation (the store refuses a second turn with
 TurnInProgress); saving the answer, or `close()` for a turn that ends without one,
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from chatsvc._settings import Settings
-from chatsvc._threads import beside, in_thread, in_thread_shielded
+from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._prepare import Prepared, prepare
 from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
@@ -111,7 +111,6 @@ class Turn:
     deleted: bool = False  # the conversation was deleted before the answer was saved
     stopping: tuple[str, str] | None = None  # why it was stopped early (Relay.stop)
     saved: bool = False  # the answer is stored (which freed the conversation)
-    begun: bool = False  # the answer's `pending` row is stored
 
     def to_upstream(self) -> float | None:
         """Seconds from taking the request to starting the upstream call."""
@@ -131,25 +130,26 @@ class Turn:
         received = time.perf_counter()
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
+        reply_id = new_id()
         with clock("save_question"):
             conversation, question, stored = await in_thread_shielded(
                 _start, sources.chats, clock, user.id, message,
                 conversation_id=conversation_id, project_id=project_id, name=name,
-                hold_seconds=hold_seconds(sources.settings),
+                hold_seconds=hold_seconds(sources.settings), reply_id=reply_id,
             )
-        return cls(sources, llm, user, conversation, question, new_id(), stored,
+        return cls(sources, llm, user, conversation, question, reply_id, stored,
                    timings=timings, received_at=received, tools=tools)
 
     async def prepare(self) -> Prepared:
-        """The prompt; the answer's `pending` row is stored meanwhile (its own hop)."""
+        """The prompt."""
         if self.stored is None:
             self.stored = await in_thread(self.sources.chats.messages, self.user.id,
                                           self.conversation.id)
-        self.prepared = await beside(prepare(
+        self.prepared = await prepare(
             self.sources, self.user, conversation=self.conversation,
             history=history_of(self.stored, self.question.id), current=self.question.content,
             project_id=self.conversation.project_id,
-        ), self._begin_beside)
+        )
         settings = self.sources.settings
         self.relay = Relay(
             self.llm, self.prepared.assembly.messages,
@@ -166,10 +166,6 @@ class Turn:
     async def deltas(self) -> AsyncIterator[list[str] | ToolEvent]:
         """The answer's text pieces, several at once when they arrived together, and
         the progress of the tools it runs."""
-        if not (self.begun or self.deleted):
-            await self._begin()
-        if self.deleted:
-            return
         async with aclosing(self.relay.events()) as events:
             async for pieces in events:
                 for piece in pieces:
@@ -184,23 +180,6 @@ class Turn:
         self.stopping = self.stopping or reason
         if self.relay is not None:
             self.relay.stop(self.stopping)
-
-    async def _begin(self) -> None:
-        """Store the answer's empty `pending` row; `deleted` if the conversation is gone."""
-        try:
-            await self._patiently(self.sources.chats.begin_reply, self.user.id,
-                                  self.conversation.id, self.reply_id, self.question.id)
-            self.begun = True
-        except NotFound:
-            self.deleted = True
-
-    async def _begin_beside(self) -> None:
-        """`_begin` while the turn is prepared; a failure is left for `deltas`, which
-        tries again and reports it."""
-        try:
-            await self._begin()
-        except StoreError as exc:
-            log.warning("could not store the pending answer %s yet: %s", self.reply_id, exc)
 
     async def close(self) -> None:
         """Free the conversation if the turn ends without a stored answer (it could not

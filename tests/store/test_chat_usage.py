@@ -7,9 +7,8 @@ from store.clock import new_id
 
 
 def answer(stores, user_id, usage, cached=None, status="complete"):
-    conversation, question = stores.chats.start_turn(user_id, "question")
     reply_id = new_id()
-    stores.chats.begin_reply(user_id, conversation.id, reply_id, question.id)
+    conversation, question = stores.chats.start_turn(user_id, "question", reply_id=reply_id)
     stores.chats.finish_turn(user_id, conversation.id, AssistantReply(
         id=reply_id, content="answer", status=status, mode="rag", prefix_hash="h",
         usage=usage, cached_tokens=cached, question_id=question.id))

@@ -47,18 +47,13 @@ def reply(reply_id="r1", content="hi", status="complete", question_id=None):
                           question_id=question_id)
 
 
-def answer(chats, user_id, conversation_id, finished):
-    """A whole turn's answer: begun (pending), then finished as `finished`."""
-    chats.begin_reply(user_id, conversation_id, finished.id, finished.question_id)
-    chats.finish_turn(user_id, conversation_id, finished)
-
-
 def test_a_turn_stores_the_question_then_the_answer(chats, alice):
-    conversation, question = chats.start_turn(alice, "Hello   there\nfriend", project_id="p")
+    conversation, question = chats.start_turn(alice, "Hello   there\nfriend", project_id="p",
+                                              reply_id="r1")
     assert conversation.title == "Hello there friend" and conversation.project_id == "p"
     assert question.role == "user" and question.status == "complete"
-    answer(chats, alice, conversation.id,
-           reply(content="partial", status="interrupted", question_id=question.id))
+    chats.finish_turn(alice, conversation.id,
+                      reply(content="partial", status="interrupted", question_id=question.id))
     stored = chats.messages(alice, conversation.id)
     assert [(m.role, m.content, m.status) for m in stored] == [
         ("user", "Hello   there\nfriend", "complete"), ("assistant", "partial", "interrupted")]
@@ -81,16 +76,15 @@ def test_another_users_conversation_is_not_found_and_untouched(chats, alice, bob
 
 
 def test_invalid_status_writes_nothing(chats, alice):
-    conversation, _ = chats.start_turn(alice, "q")
-    chats.begin_reply(alice, conversation.id, "r1")
+    conversation, _ = chats.start_turn(alice, "q", reply_id="r1")
     with pytest.raises(StoreError):
         chats.finish_turn(alice, conversation.id, reply(status="bogus"))
     assert [m.status for m in chats.messages(alice, conversation.id)] == ["complete", "pending"]
 
 
 def test_delete_removes_the_messages(chats, alice, db):
-    conversation, _ = chats.start_turn(alice, "q")
-    answer(chats, alice, conversation.id, reply())
+    conversation, _ = chats.start_turn(alice, "q", reply_id="r1")
+    chats.finish_turn(alice, conversation.id, reply())
     chats.delete(alice, conversation.id)
     assert db.scalar("SELECT count(*) FROM messages") == 0
     with pytest.raises(NotFound):
@@ -125,32 +119,33 @@ def test_titles_are_one_line_and_bounded():
 def test_the_answer_keeps_the_block_sent_with_its_question(open_db):
     chats, users = Chats(db := open_db()), Users(db)
     alice, bob = users.add("alice")[0].id, users.add("bob")[0].id
-    conversation, question = chats.start_turn(alice, "q")
+    conversation, question = chats.start_turn(alice, "q", reply_id="r1")
     kept = AssistantReply(**{**reply().__dict__, "question_id": question.id,
                              "question_context": "BLOCK"})
-    answer(chats, alice, conversation.id, kept)
+    chats.finish_turn(alice, conversation.id, kept)
     assert [m.context for m in chats.messages(alice, conversation.id)] == ["BLOCK", None]
     # Another user's message id is never written.
     theirs, their_question = chats.start_turn(bob, "b")
+    chats.start_turn(alice, "again", conversation_id=conversation.id, reply_id="r2")
     sneaky = AssistantReply(**{**reply("r2").__dict__, "question_id": their_question.id,
                                "question_context": "X"})
-    answer(chats, alice, conversation.id, sneaky)
+    chats.finish_turn(alice, conversation.id, sneaky)
     assert [m.context for m in chats.messages(bob, theirs.id)] == [None]
 
 
 def test_the_tool_exchange_comes_back_as_stored(open_db):
     chats, users = Chats(db := open_db()), Users(db)
     alice = users.add("alice")[0].id
-    conversation, question = chats.start_turn(alice, "q")
+    conversation, question = chats.start_turn(alice, "q", reply_id="r1")
     # Key order matters: the exchange is replayed upstream byte for byte.
     exchange = [{"role": "assistant", "content": "", "tool_calls": [
                     {"id": "c1", "type": "function",
                      "function": {"name": "search_facts", "arguments": '{"query": "é"}'}}]},
                 {"role": "tool", "content": '{"results": []}', "tool_call_id": "c1"},
                 {"role": "assistant", "content": "done"}]
-    answer(chats, alice, conversation.id,
-           AssistantReply(**{**reply().__dict__, "question_id": question.id,
-                             "tool_exchange": exchange}))
+    chats.finish_turn(alice, conversation.id,
+                      AssistantReply(**{**reply().__dict__, "question_id": question.id,
+                                        "tool_exchange": exchange}))
     stored = chats.messages(alice, conversation.id)
     assert [m.tool_exchange for m in stored] == [None, exchange]
     assert json.dumps(stored[1].tool_exchange) == json.dumps(exchange)
@@ -159,8 +154,7 @@ def test_the_tool_exchange_comes_back_as_stored(open_db):
 def test_the_answer_is_pending_while_it_streams_and_finished_in_place(open_db):
     chats, users = Chats(db := open_db()), Users(db)
     alice, bob = users.add("alice")[0].id, users.add("bob")[0].id
-    conversation, question = chats.start_turn(alice, "q")
-    chats.begin_reply(alice, conversation.id, "r1", question.id)
+    conversation, question = chats.start_turn(alice, "q", reply_id="r1")
     assert [(m.role, m.content, m.status, m.reply_to)
             for m in chats.messages(alice, conversation.id)] == [
         ("user", "q", "complete", None), ("assistant", "", "pending", question.id)]
@@ -175,10 +169,9 @@ def test_the_answer_is_pending_while_it_streams_and_finished_in_place(open_db):
 def test_pending_answers_left_behind_are_marked_interrupted(open_db):
     chats, users = Chats(db := open_db()), Users(db)
     alice = users.add("alice")[0].id
-    finished, _ = chats.start_turn(alice, "q1")
-    answer(chats, alice, finished.id, reply("r1", "whole"))
-    left, _ = chats.start_turn(alice, "q2")
-    chats.begin_reply(alice, left.id, "r2")
+    finished, _ = chats.start_turn(alice, "q1", reply_id="r1")
+    chats.finish_turn(alice, finished.id, reply("r1", "whole"))
+    left, _ = chats.start_turn(alice, "q2", reply_id="r2")
     assert chats.interrupt_pending() == 1
     assert [m.status for m in chats.messages(alice, left.id)] == ["complete", "interrupted"]
     assert [m.status for m in chats.messages(alice, finished.id)] == ["complete", "complete"]
@@ -188,13 +181,12 @@ def test_pending_answers_left_behind_are_marked_interrupted(open_db):
 def test_an_answer_to_a_deleted_conversation_writes_nothing(open_db):
     chats, users = Chats(db := open_db()), Users(db)
     alice = users.add("alice")[0].id
-    conversation, _ = chats.start_turn(alice, "q")
-    chats.begin_reply(alice, conversation.id, "r1")
+    conversation, _ = chats.start_turn(alice, "q", reply_id="r1")
     chats.delete(alice, conversation.id)
     with pytest.raises(NotFound):
         chats.finish_turn(alice, conversation.id, reply(content="late"))
     with pytest.raises(NotFound):
-        chats.begin_reply(alice, conversation.id, "r2")
+        chats.start_turn(alice, "again", conversation_id=conversation.id, reply_id="r2")
     assert db.scalar("SELECT count(*) FROM messages") == 0
     assert db.scalar("SELECT count(*) FROM conversations") == 0
 
@@ -208,18 +200,19 @@ def claims(open_db):
 
 def test_a_second_turn_is_refused_until_the_first_is_answered(claims):
     chats, alice = claims
-    conversation, question = chats.start_turn(alice, "first")
+    conversation, question = chats.start_turn(alice, "first", reply_id="r1")
     with pytest.raises(TurnInProgress):
-        chats.start_turn(alice, "second", conversation_id=conversation.id)
-    assert [m.content for m in chats.messages(alice, conversation.id)] == ["first"]
-    answer(chats, alice, conversation.id, reply(question_id=question.id))
-    _, again = chats.start_turn(alice, "second", conversation_id=conversation.id)
+        chats.start_turn(alice, "second", conversation_id=conversation.id, reply_id="r2")
+    assert [m.content for m in chats.messages(alice, conversation.id)] == ["first", ""]
+    chats.finish_turn(alice, conversation.id, reply(question_id=question.id))
+    _, again = chats.start_turn(alice, "second", conversation_id=conversation.id,
+                                reply_id="r2")
     stored = chats.messages(alice, conversation.id)
-    assert [(m.role, m.reply_to) for m in stored] == [
-        ("user", None), ("assistant", question.id), ("user", None)]
+    assert [(m.role, m.reply_to, m.status) for m in stored] == [
+        ("user", None, "complete"), ("assistant", question.id, "complete"),
+        ("user", None, "complete"), ("assistant", again.id, "pending")]
     # A turn that ends without an answer frees the conversation too, and drops the
     # empty answer it had begun.
-    chats.begin_reply(alice, conversation.id, "r2", again.id)
     chats.end_turn(alice, conversation.id, again.id)
     assert [m.role for m in chats.messages(alice, conversation.id)] == [
         "user", "assistant", "user"]
@@ -230,18 +223,18 @@ def test_a_second_turn_is_refused_until_the_first_is_answered(claims):
 
 def test_a_lapsed_claim_frees_the_conversation_and_stays_lapsed(claims):
     chats, alice = claims
-    conversation, crashed = chats.start_turn(alice, "dies", hold_seconds=0)
+    conversation, crashed = chats.start_turn(alice, "dies", hold_seconds=0, reply_id="late")
     chats.start_turn(alice, "next", conversation_id=conversation.id)
     # The lapsed turn answering late does not free the claim of the turn after it.
-    answer(chats, alice, conversation.id, reply("late", question_id=crashed.id))
+    chats.finish_turn(alice, conversation.id, reply("late", question_id=crashed.id))
     with pytest.raises(TurnInProgress):
         chats.start_turn(alice, "third", conversation_id=conversation.id)
 
 
 def test_concurrent_turns_claim_a_conversation_once(claims):
     chats, alice = claims
-    conversation, question = chats.start_turn(alice, "q")
-    answer(chats, alice, conversation.id, reply(question_id=question.id))
+    conversation, question = chats.start_turn(alice, "q", reply_id="r1")
+    chats.finish_turn(alice, conversation.id, reply(question_id=question.id))
 
     def claim(index: int) -> str:
         try:

@@ -79,9 +79,9 @@ def test_a_pass_reads_only_rows_after_those_it_indexed_and_a_restart_reads_all(
 
 def test_an_answer_still_streaming_during_a_pass_is_keyed_when_it_finishes(stores, people):
     alice, _ = people
-    conversation, question = stores.chats.start_turn(alice.id, "what is my cat called?")
     reply_id = new_id()
-    stores.chats.begin_reply(alice.id, conversation.id, reply_id, question.id)
+    conversation, question = stores.chats.start_turn(alice.id, "what is my cat called?",
+                                                     reply_id=reply_id)
     _say(stores, alice, "and my dog?")  # a later message than the pending answer
     assert _index(stores) == 2
     assert _index(stores) == 0  # the backfill asks until nothing is left

@@ -14,7 +14,7 @@ from store import turn_events as module
 @pytest.fixture
 def alice_turn(stores, users):
     alice, _ = users.add("alice")
-    conversation, question = stores.chats.start_turn(alice.id, "hello")
+    conversation, question = stores.chats.start_turn(alice.id, "hello", reply_id="r1")
     return alice, conversation, question
 
 
@@ -79,7 +79,6 @@ def test_the_stop_marker_names_the_running_turn_until_it_ends(stores, alice_turn
     assert events.request_stop(alice.id, conversation.id) == question.id
     assert events.append(conversation.id, question.id, []) is True
     assert events.running(conversation.id, question.id)
-    stores.chats.begin_reply(alice.id, conversation.id, "r1", question.id)
     stores.chats.finish_turn(alice.id, conversation.id, AssistantReply(
         id="r1", content="part", status="interrupted", mode="rag", prefix_hash="h",
         usage=None, cached_tokens=None, question_id=question.id))
