@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from store._errors import NotFound, StoreError
 from store.clock import new_id, now_iso
-from store.contract import Database, EmbedJob
+from store.contract import Database
 from store.sql import GREATEST, record
-from store.vectors import KNN_MAX_K, Scope, VectorSpec, content_hash
+from store.vectors import KNN_MAX_K, OwnVectors, Scope, VectorSpec, content_hash
 
 CATEGORIES = ("core", "technical", "project", "transient")
 FACT_MAX_CHARS = 2000
@@ -88,7 +88,7 @@ def check_fields(category: str | None, text: str | None) -> str | None:
     return text
 
 
-class Facts:
+class Facts(OwnVectors):
     """SQL for `facts` and `fact_extractions`; vectors through the backend's index of
     `fact_vec`. Implements `Reindexable`."""
 
@@ -227,25 +227,6 @@ class Facts:
                 raise NotFound(f"no fact {old_id} of the same user as {by_id}")
             user_id = self.db.scalar("SELECT user_id FROM facts WHERE id = $id", {"id": old_id})
             self._vectors.drop([old_id], user_id=user_id)
-
-    def forget_user(self, user_id: str) -> None:
-        """The user's fact vectors, which no foreign key reaches (the rows go with the
-        user's row: `store.accounts`)."""
-        self._vectors.forget(user_id)
-
-    # -- vectors (Reindexable) ---------------------------------------------------------
-
-    def unembedded(self, *, limit: int) -> list[EmbedJob]:
-        """Live facts without a vector or with one made from other text."""
-        return self._vectors.unembedded(limit=limit)
-
-    def pending_count(self) -> int:
-        """How many facts `unembedded` would return without a limit (progress bars)."""
-        return self._vectors.pending_count()
-
-    def save_embeddings(self, items: list[tuple[EmbedJob, Sequence[float]]]) -> None:
-        """Store vectors for jobs whose fact still has the text they were made from."""
-        self._vectors.save(items)
 
     def search_by_vector(
         self, user_id: str, vector: Sequence[float], *, limit: int = 10,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from store._errors import NotFound
 from store.clock import new_id, now_iso
-from store.contract import Database, EmbedJob
+from store.contract import Database
 from store.sql import record
-from store.vectors import KNN_MAX_K, Scope, VectorSpec, content_hash
+from store.vectors import KNN_MAX_K, OwnVectors, Scope, VectorSpec, content_hash
 
 MEMORY_TYPES = ("preference", "instruction", "profile", "note")
 SCOPES = ("global", "project")
@@ -57,7 +57,7 @@ class MemorySnapshot:
 
 
 
-class Memories:
+class Memories(OwnVectors):
     """One user's memories; every method takes the owner, so a foreign id is NotFound."""
 
     table = VECTORS.table
@@ -196,19 +196,3 @@ class Memories:
             scope=Scope(user_id=user_id, where=where, params=params))
         return [(record(Memory, row), distance) for row, distance in found]
 
-    def forget_user(self, user_id: str) -> None:
-        """The user's memory vectors, which no foreign key reaches (the rows go with the
-        user's row: `store.accounts`)."""
-        self._vectors.forget(user_id)
-
-    # -- Reindexable -------------------------------------------------------------------
-
-    def unembedded(self, *, limit: int) -> list[EmbedJob]:
-        return self._vectors.unembedded(limit=limit)
-
-    def pending_count(self) -> int:
-        return self._vectors.pending_count()
-
-    def save_embeddings(self, items: list[tuple[EmbedJob, Sequence[float]]]) -> None:
-        """Store vectors for jobs whose memory is still live with the same content."""
-        self._vectors.save(items)

@@ -295,3 +295,27 @@ class VectorIndex:
         kept = [(row, distance) for row, distance, digest in found
                 if digest is None or digest == row["knn_hash"]]
         return sorted(kept, key=lambda hit: (hit[1], hit[0]["knn_id"]))
+
+
+class OwnVectors:
+    """The `Reindexable` methods of a store whose rows each have their vector in
+    `_vectors` (facts, memories): the backfill and `chatsvc reindex` go through these."""
+
+    _vectors: VectorIndex
+
+    def forget_user(self, user_id: str) -> None:
+        """The user's vectors, which no foreign key reaches (the rows go with the user's
+        row: `store.accounts`)."""
+        self._vectors.forget(user_id)
+
+    def unembedded(self, *, limit: int) -> list[EmbedJob]:
+        """Live rows without a vector or with one made from other text."""
+        return self._vectors.unembedded(limit=limit)
+
+    def pending_count(self) -> int:
+        """How many rows `unembedded` would return without a limit (progress bars)."""
+        return self._vectors.pending_count()
+
+    def save_embeddings(self, items: list[tuple[EmbedJob, Sequence[float]]]) -> None:
+        """Store vectors for jobs whose row is still live with the text they were made from."""
+        self._vectors.save(items)
