@@ -11,7 +11,7 @@ being embedded by its job, then `--idle-turns` idle again (the machine's load
 drifts). Run twice, back to back: `before` with the priority lane off
 (CHATSVC_EMBED_PRIORITY=off: bulk batches of 32 on the one model, what requests
 did inline before the job queue) and `after` with it on (bulk work on a second
-engine, one core at the lowest CPU priority, 4 chunks at a time, yielding to queries).
+engine at the lowest CPU priority, 4 chunks at a time, yielding to queries).
 
 Results: evals/results/indexing_bench.{json,md}.
 """
@@ -119,7 +119,7 @@ def markdown(report: dict) -> str:
         "embedder, the scripted upstream, one user's chat turns (client-timed, one after "
         "another) while another user's document is embedded by its job. `before`: the "
         "priority lane off (bulk batches of 32 on the one model); `after`: on (a second "
-        "engine, one core at nice 19, 4 chunks per batch, yielding to queries). Back to back.", "",
+        "engine at nice 19, 4 chunks per batch, yielding to queries). Back to back.", "",
         "| mode | idle p50 / p95 ms | during upload p50 / p95 / max ms | idle after p50 / "
         "p95 ms | p95 ratio | turns during | chunks | upload answered in s | indexed in s | "
         "load 1/5/15 before -> after |",

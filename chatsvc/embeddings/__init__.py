@@ -36,8 +36,8 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def with_priority(embedder: Embedder, settings: Settings) -> PriorityEmbedder:
-    """`embedder` behind the priority lane; the in-process model gets a second engine (one
-    core, low CPU priority) for bulk work, so queries never queue behind it."""
+    """`embedder` behind the priority lane; the in-process model gets a second engine (the
+    lowest CPU priority) for bulk work, so queries never queue behind it."""
     local = isinstance(embedder, LocalEmbedder) and settings.embed_priority
     bulk = BulkLocalEmbedder() if local else None
     return PriorityEmbedder(embedder, bulk=bulk, priority=settings.embed_priority)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import anyio
@@ -52,3 +53,26 @@ def test_bulk_vectors_equal_interactive_ones(local_embedder):
     direct = anyio.run(local_embedder.embed_documents, texts)
     assert np.allclose(bulk, direct, atol=1e-5)
     assert np.allclose(anyio.run(lanes.bulk.embed_documents, texts), direct, atol=1e-5)
+
+
+def _lowest_priority_threads() -> set[str]:
+    """This process's threads at nice 19 (Linux /proc)."""
+    niced = set()
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[16] == "19":
+                niced.add(tid)
+    return niced
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads Linux's /proc")
+def test_the_bulk_engine_uses_every_core_all_at_the_lowest_priority():
+    """Its OpenMP threads inherit the bulk worker's niceness: with one per core, chat turns
+    still get the cores first (evals/results/indexing_bench_bulk_threads.md)."""
+    before = _lowest_priority_threads()
+    bulk = BulkLocalEmbedder()
+    anyio.run(bulk.embed_documents, BULK[:4])
+    try:
+        assert len(_lowest_priority_threads() - before) == len(os.sched_getaffinity(0))
+    finally:
+        anyio.run(bulk.aclose)
