@@ -8,6 +8,7 @@ const POLL_MS = 400;
 const FINISHED = new Set(['done', 'error']);
 const titles = new Map(); // entry id -> title, for the job rows
 const polling = new Set(); // job ids with a poll loop running
+const tracked = new Set(); // job ids this page started or re-indexed (`track`)
 let onFinished = () => {};
 
 /** `finished(job)` runs when a job this page watches ends (the tab refreshes its lists). */
@@ -40,7 +41,12 @@ export function remember(entries) {
 export async function load() {
   try {
     const { jobs } = await api.get('/api/knowledge/jobs', { limit: 10 });
-    $('kb-jobs').replaceChildren(...jobs.map(jobRow));
+    // An upload sent while this list was on its way is newer than the list: its row (or
+    // its `uploading…` placeholder) stays, first.
+    const listed = new Set(jobs.map((job) => job.id));
+    const newer = [...$('kb-jobs').children].filter((row) => !row.dataset.job
+      || (tracked.has(row.dataset.job) && !listed.has(row.dataset.job)));
+    $('kb-jobs').replaceChildren(...newer, ...jobs.map(jobRow));
     jobs.filter((job) => !FINISHED.has(job.status)).forEach(follow);
     summarize();
   } catch (error) {
@@ -50,6 +56,7 @@ export async function load() {
 
 /** Show `job` first in the job list (and in `extra`, e.g. the detail view) and follow it. */
 export function track(job, extra = null) {
+  tracked.add(job.id);
   $('kb-jobs').prepend(jobRow(job));
   extra?.replaceChildren(jobRow(job));
   summarize();

@@ -92,6 +92,26 @@ def test_uploads_reach_done_and_a_pin_changes_the_next_conversations_prefix_once
         assert turn["prefix_hash"] == first["prefix_hash"]
 
 
+def test_an_upload_sent_while_the_job_list_loads_keeps_its_row(page, live, alice):
+    """The tab's job list, asked for before an upload and answered after it ended (a user
+    who drops a file as the tab opens), must not wipe that upload's row."""
+    _, headers = alice
+    held = []
+    page.route("**/api/knowledge/jobs?*", lambda route: held.append(route))
+    sign_in(page, live, headers, tab="knowledge")
+    while not held:
+        page.wait_for_timeout(50)
+    stale = held[0].fetch()  # the list as it is before the upload: empty
+    _pick(page, "scan.pdf", "application/pdf", pdf_bytes(["", ""]))  # fails at once
+    row = page.locator("#kb-jobs li.job")
+    expect(row).to_have_attribute("data-status", "error", timeout=60_000)
+    held[0].fulfill(response=stale)
+    page.unroute("**/api/knowledge/jobs?*")
+    expect(page.locator("#kb-index-status")).to_contain_text("1 recent job failed")
+    expect(row).to_have_count(1)
+    expect(row).to_have_attribute("data-status", "error")
+
+
 def test_a_failed_upload_shows_why_and_reindex_and_delete_work_from_the_detail(
         page, live, alice):
     _, headers = alice
