@@ -123,5 +123,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def _send(self, status: int, data: bytes, content_type: str = "application/json") -> None:
-        self._head(status, content_type, len(data))
-        self.wfile.write(data)
+        try:
+            self._head(status, content_type, len(data))
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up first (a `slow` answer past its timeout): as Ollama does
