@@ -195,4 +195,3 @@ class Memories(OwnVectors):
             vector, k=max(1, min(k, KNN_MAX_K)), columns=COLUMNS,
             scope=Scope(user_id=user_id, where=where, params=params))
         return [(record(Memory, row), distance) for row, distance in found]
-

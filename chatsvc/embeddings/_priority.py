@@ -7,8 +7,8 @@ behind them (issue 18 item 8: 25 ms became 6-12 s). `PriorityEmbedder` is the
 and go straight to the model; `embed_bulk` (the indexer's, via `bulk`) sends
 `BULK_BATCH` texts at a time and, before each batch, waits until no interactive
 call is in flight. With a `bulk` model of its own (a second in-process engine at
-the lowest CPU priority) queries never wait for bulk work at all; with a shared one (an HTTP
-service) a query waits for at most one small batch.
+the lowest CPU priority) queries never wait for bulk work at all; with a shared one
+(an HTTP service) a query waits for at most one small batch.
 
 `priority=False` is the behaviour before the lane (bulk in batches of
 `UNPRIORITISED_BATCH` on the shared model, no yielding), kept for the benchmark.
