@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from chatsvc._control import RULE as CONTROL_RULE
 from chatsvc._control import has_control
-from store.clock import iso, parse_moment
+from store.clock import MOMENT_RULE, iso, parse_moment
 from store.recall import ImportedMessage
 
 FORMATS = ("native", "chatgpt")
@@ -145,7 +145,7 @@ def _time(value: object, at: str) -> str | None:
             return iso(parse_moment(value))
     except ValueError:
         pass
-    raise InvalidImport(at, "must be an ISO-8601 time, e.g. 2023-05-08T13:56:00Z")
+    raise InvalidImport(at, MOMENT_RULE)
 
 
 def _epoch(value: object, at: str) -> str | None:

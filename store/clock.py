@@ -24,6 +24,8 @@ def now_iso() -> str:
 
 
 MAX_MOMENT_CHARS = 40
+# What a client is told when `parse_moment` refuses its text (every API that takes a time).
+MOMENT_RULE = "must be an ISO-8601 date or time, e.g. 2026-11-01 or 2026-11-01T12:00:00Z"
 
 
 def parse_moment(text: str) -> datetime:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 from functools import cache
 from typing import get_type_hints
 
@@ -15,6 +16,7 @@ from litestar.exceptions import ValidationException
 from chatsvc import source_types
 from chatsvc._control import RULE as CONTROL_RULE
 from chatsvc._control import has_control
+from store.clock import MOMENT_RULE, parse_moment
 
 MAX_OFFSET = 10**9  # beyond it SQLite's 64-bit integers overflow (was a 500)
 
@@ -23,6 +25,21 @@ def bad(field: str, message: str) -> ValidationException:
     return ValidationException(
         detail=f"invalid value for {field}: {message}", extra=[{"key": field, "message": message}]
     )
+
+
+def moment(field: str, raw: str) -> datetime:
+    """A client's ISO date (midnight UTC) or time (no zone: UTC), as an aware datetime."""
+    try:
+        return parse_moment(raw)
+    except ValueError:
+        raise bad(field, MOMENT_RULE) from None
+
+
+def in_order(start_field: str, start: datetime | None, end_field: str,
+             end: datetime | None) -> None:
+    """A 400 naming `start_field` unless `start` is before `end` (either missing: fine)."""
+    if start is not None and end is not None and start >= end:
+        raise bad(start_field, f"must be before {end_field}")
 
 
 def text(field: str, value: object, *, max_chars: int, required: bool = True) -> str:

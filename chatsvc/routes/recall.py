@@ -15,7 +15,7 @@ from chatsvc.recall import MODES, RecallService
 from chatsvc.routes import _validate as check
 from chatsvc.routes._body import limited_body
 from store import Bounds, ImportStore, MessageHit, MessageIndexStore
-from store.clock import iso, parse_moment
+from store.clock import iso
 
 MAX_QUERY = 2000
 MAX_RESULTS = 50
@@ -51,14 +51,13 @@ async def index_status(request: Request, messages: NamedDependency[MessageIndexS
     return {"messages": total, "indexed": indexed}
 
 
-def time_bound(field: str, value: str | None) -> str | None:
-    """An `after`/`before` bound as a stored time (no zone: UTC), None when blank."""
-    if value is None or not value.strip():
-        return None
-    try:
-        return iso(parse_moment(value))
-    except ValueError:
-        raise check.bad(field, "must be an ISO-8601 time, e.g. 2023-05-08T13:56:00Z") from None
+def search_bounds(user_id: str, after: str | None, before: str | None) -> Bounds:
+    """The dates a search may return (`after`/`before`, blank: none; no zone: UTC); a 400
+    naming the field for a bad time, or an `after` not before `before`."""
+    start, end = (check.moment(field, value) if value and value.strip() else None
+                  for field, value in (("after", after), ("before", before)))
+    check.in_order("after", start, "`before`", end)
+    return Bounds(user_id, after=start and iso(start), before=end and iso(end))
 
 
 def hit_json(hit: MessageHit) -> dict:
@@ -78,10 +77,7 @@ async def search(
     check.text("q", q, max_chars=MAX_QUERY)
     if mode not in MODES:
         raise check.bad("mode", f"must be one of {', '.join(MODES)}")
-    bounds = Bounds(request.user.id, after=time_bound("after", after),
-                    before=time_bound("before", before))
-    if bounds.after and bounds.before and bounds.after >= bounds.before:  # ISO sorts
-        raise check.bad("after", "must be before `before`")
+    bounds = search_bounds(request.user.id, after, before)
     found = await recall.search(bounds, q, mode=mode,
                                 limit=check.bounded("limit", limit, 1, MAX_RESULTS))
     return {"mode": found.mode, "degraded_reason": found.degraded_reason,

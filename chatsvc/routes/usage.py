@@ -15,19 +15,10 @@ from chatsvc._threads import in_thread
 from chatsvc.pricing import price_of
 from chatsvc.routes import _validate as check
 from store import ChatStore, ModelUsage, UserStore
-from store.clock import iso, parse_moment, utc_now
+from store.clock import iso, utc_now
 
 DEFAULT_DAYS = 30
 SUMMED = [f.name for f in fields(ModelUsage) if f.name != "model"]
-
-
-def moment(field: str, raw: str) -> datetime:
-    """An ISO date (midnight UTC) or time; a time without a zone is UTC."""
-    try:
-        return parse_moment(raw)
-    except ValueError:
-        raise check.bad(field, "use an ISO date or time, e.g. 2026-11-01 or "
-                               "2026-11-01T12:00:00Z") from None
 
 
 def default_start(end_at: datetime) -> datetime:
@@ -72,10 +63,9 @@ async def usage(
     end: Annotated[str | None, QueryParameter(name="to")] = None,
     name: Annotated[str | None, QueryParameter(name="user")] = None,
 ) -> dict:
-    end_at = moment("to", end) if end else utc_now()
-    start_at = moment("from", start) if start else default_start(end_at)
-    if start_at >= end_at:
-        raise check.bad("from", "must be before to")
+    end_at = check.moment("to", end) if end else utc_now()
+    start_at = check.moment("from", start) if start else default_start(end_at)
+    check.in_order("from", start_at, "to", end_at)
     subject = request.user
     if name is not None and name != subject.name:
         if not subject.is_admin:

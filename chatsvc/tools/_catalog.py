@@ -23,9 +23,9 @@ from chatsvc.routes.facts import fact_json
 from chatsvc.routes.knowledge import MAX_QUERY, MAX_TITLE, hit_json
 from chatsvc.routes.memory import memory_json
 from chatsvc.routes.recall import hit_json as message_json
-from chatsvc.routes.recall import time_bound
+from chatsvc.routes.recall import search_bounds
 from context.tokens import get_tokenizer
-from store import Bounds, NotFound, User, VectorUnavailable
+from store import NotFound, User, VectorUnavailable
 
 READ_TOKENS = 2000  # one read_knowledge page: enough to answer from, small enough to afford
 MAX_RESULTS = 20
@@ -113,8 +113,7 @@ async def search_conversations(
     keyword + meaning); `after` / `before` are ISO-8601 times that bound the dates."""
     query = _checked("query", query, max_chars=MAX_QUERY)
     try:
-        bounds = Bounds(caller.user.id, after=time_bound("after", after),
-                        before=time_bound("before", before))
+        bounds = search_bounds(caller.user.id, after, before)
     except ValidationException as exc:
         raise ToolError(exc.detail) from None
     found = await caller.services.recall.search(bounds, query, limit=_limit(limit))

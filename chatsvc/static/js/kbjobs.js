@@ -47,6 +47,7 @@ export async function load() {
     const newer = [...$('kb-jobs').children].filter((row) => !row.dataset.job
       || (tracked.has(row.dataset.job) && !listed.has(row.dataset.job)));
     $('kb-jobs').replaceChildren(...newer, ...jobs.map(jobRow));
+    for (const id of listed) tracked.delete(id); // the server lists it now: no longer newer
     jobs.filter((job) => !FINISHED.has(job.status)).forEach(follow);
     summarize();
   } catch (error) {

@@ -153,3 +153,25 @@ def test_jobs_started_before_a_reload_are_shown_with_their_state(page, live, ali
     row = page.locator(f'#kb-jobs li[data-job="{upload["job_id"]}"]')
     _expect_done(row)
     expect(row).to_contain_text("Office handbook")
+
+
+def test_a_job_this_page_started_leaves_the_list_once_newer_jobs_push_it_out(
+        page, live, alice):
+    """The list shows the 10 most recent jobs; a job the page started stays ahead of a list
+    that does not have it yet, but not once the server's list has shown it."""
+    _, headers = alice
+    sign_in(page, live, headers, tab="knowledge")
+    _pick(page, "scan.pdf", "application/pdf", pdf_bytes(["", ""]))  # fails at once
+    started = page.locator("#kb-jobs li.job").first
+    expect(started).to_have_attribute("data-status", "error", timeout=60_000)
+    scan_job = started.get_attribute("data-job")
+    page.get_by_role("tab", name="Chat").click()
+    page.get_by_role("tab", name="Knowledge").click()  # the list has it now
+    expect(page.locator(f'#kb-jobs li[data-job="{scan_job}"]')).to_have_count(1)
+    for n in range(10):
+        live.api("POST", "/api/knowledge/documents", headers,
+                 json={"title": f"Note {n}", "content": f"Note number {n}."})
+    page.get_by_role("tab", name="Chat").click()
+    page.get_by_role("tab", name="Knowledge").click()
+    expect(page.locator("#kb-jobs li.job")).to_have_count(10)
+    expect(page.locator(f'#kb-jobs li[data-job="{scan_job}"]')).to_have_count(0)

@@ -101,3 +101,10 @@ def test_only_the_metrics_token_and_admins_may_scrape(client, alice, admin, toke
     tokens = {"alice": alice[1], "root": admin[1]}
     headers = tokens.get(token) or ({"Authorization": f"Bearer {token}"} if token else {})
     assert client.get("/metrics", headers=headers).status_code == status
+
+
+def test_the_schema_documents_the_prometheus_text_format(client, admin):
+    documented = client.get("/schema/openapi.json").json()["paths"]["/metrics"]["get"]
+    served = client.get("/metrics", headers=admin[1]).headers["content-type"]
+    assert list(documented["responses"]["200"]["content"]) == ["text/plain; version=0.0.4"]
+    assert served.startswith("text/plain; version=0.0.4")

@@ -110,3 +110,19 @@ def test_search_is_keyword_only_while_embeddings_are_down(embedder_down):
         assert body["degraded_reason"].startswith("embeddings unavailable")
         assert any(r["content"].startswith("My dog Biscuit")
                    for r in body["results"][:2])
+
+
+def test_every_api_that_takes_a_time_refuses_an_unreadable_one_in_the_same_words(
+        client, alice):
+    rule = "must be an ISO-8601 date or time, e.g. 2026-11-01 or 2026-11-01T12:00:00Z"
+    refused = [
+        client.get("/api/conversations/search", headers=alice[1],
+                   params={"q": "x", "after": "last May"}),
+        client.get("/api/usage", headers=alice[1], params={"from": "last May"}),
+        client.post("/api/conversations/import", headers=alice[1], json={"conversations": [
+            {"messages": [{"role": "user", "content": "x", "created_at": "last May"}]}]}),
+    ]
+    assert [r.status_code for r in refused] == [400, 400, 400]
+    assert [r.json()["detail"].split(": ", 1)[1] for r in refused] == [rule] * 3
+    assert client.get("/api/conversations/index-status", headers=alice[1]).json()[
+        "messages"] == 0  # the refused import wrote nothing

@@ -120,6 +120,9 @@ def test_tools_over_http_act_as_the_caller(live, alice, bob, live_client):  # no
             bad_date = await session.call_tool(
                 "search_conversations", {"query": "kayak", "before": "last week"})
             assert "before" in error_text(bad_date)
+            empty_range = await session.call_tool("search_conversations", {
+                "query": "kayak", "after": "2026-05-01", "before": "2026-04-01"})
+            assert "after: must be before" in error_text(empty_range)  # as the HTTP search
             bad = await session.call_tool("search_knowledge", {"query": "x", "limit": 500})
             assert "limit" in error_text(bad)
             return doc["id"], saved["id"]
