@@ -147,6 +147,18 @@ def test_hybrid_lifts_the_turns_around_a_match(stores, people):
     assert score[question] > max(score[m] for m in printer.message_ids)
 
 
+def test_only_the_best_three_times_the_limit_lift_their_neighbours(stores, people):
+    alice, _ = people
+    talks = stores.imports.import_conversations(alice.id, [
+        (f"Talk {n}", [ImportedMessage("user", f"question {n}"),
+                       ImportedMessage("assistant", f"answer {n}")]) for n in range(40)])
+    ranking = [(t.message_ids[0], 1.0 - n / 100) for n, t in enumerate(talks)]
+    lifted = dict(stores.messages._lifted(ranking, 10))  # lifters: max(3 x 10, 30)
+    answers = [t.message_ids[1] for t in talks]
+    assert all(answer in lifted for answer in answers[:30])
+    assert not any(answer in lifted for answer in answers[30:])
+
+
 def test_keyword_search_returns_only_messages_that_match(stores, people):
     alice, _ = people
     trip, other = stores.imports.import_conversations(alice.id, [
