@@ -86,8 +86,8 @@ class Searching:
 
     def keyword(self, query: str, bounds: Bounds, *, limit: int = 10) -> list[MessageHit]:
         """Full-text ranking (any query text is safe) of max(5 x limit, 50) matches, their
-        BM25 (ts_rank) scaled to 0..1, then `with_neighbours` among those matches only:
-        every hit matches the query."""
+        BM25 (ts_rank) scaled to 0..1, then `with_neighbours` among those matches only
+        (the best 3 x limit lift theirs): every hit matches the query."""
         matches = convex_merge([self._keyword_ranking(query, bounds, max(limit * 5, 50))])
         lifted = self._lifted(matches, limit, only_ranked=True)
         return self._hits(lifted[:limit], bounds)
