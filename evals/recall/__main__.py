@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 import time
@@ -52,6 +53,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--index-timeout", type=float, default=1800.0)
     parser.add_argument(
+        "--rankings",
+        type=Path,
+        default=None,
+        help="also write every answer's ranking to this file (JSON Lines: variant, mode, "
+        "sample, question, category, evidence, [dia id, score, conversation id] best first), "
+        "to try re-rankings offline",
+    )
+    parser.add_argument(
         "--name",
         default=None,
         help="results file name under evals/results (default: recall for "
@@ -68,17 +77,24 @@ def main(argv: list[str]) -> int:
     sessions = [mapping.conversations(sample, problems) for sample in samples]
     probe_variant = args.probe_variant or args.variants[0]
     result = {"meta": _meta(args, samples), "variants": {}}
+    rankings: list[dict] = []
     with ScriptedUpstream() as upstream:
         for variant in args.variants:
             print(f"variant {variant} ...", flush=True)
+            found: list[dict] | None = [] if args.rankings else None
             options = Options(
                 args.max_request_bytes,
                 args.index_timeout,
                 args.probe_messages if variant == probe_variant else 0,
+                rankings=found,
             )
             result["variants"][variant] = run_variant(
                 samples, sessions, variant, tuple(args.modes), options, upstream.base_url
             )
+            rankings += [{"variant": variant, **row} for row in found or ()]
+    if args.rankings:
+        args.rankings.write_text("".join(json.dumps(row) + "\n" for row in rankings))
+        print(f"wrote {args.rankings}")
     result["problems"] = problems.as_json()
     result["meta"]["seconds"] = round(time.monotonic() - started, 1)
     name = args.name or (

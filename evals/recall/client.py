@@ -14,9 +14,13 @@ SEARCH_LIMIT = 20  # the largest k; @5 and @10 are cut from it
 
 @dataclass(frozen=True)
 class Found:
-    message_ids: list[str]
+    hits: list[dict]  # the answer's `results`, best first
     seconds: float
     degraded_reason: str | None
+
+    @property
+    def message_ids(self) -> list[str]:
+        return [hit["message_id"] for hit in self.hits]
 
 
 class RecallClient:
@@ -58,9 +62,7 @@ class RecallClient:
         seconds = time.perf_counter() - started
         _check(response, 200)
         body = response.json()
-        return Found(
-            [hit["message_id"] for hit in body["results"]], seconds, body.get("degraded_reason")
-        )
+        return Found(body["results"], seconds, body.get("degraded_reason"))
 
     def close(self) -> None:
         self.http.close()

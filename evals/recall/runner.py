@@ -17,8 +17,8 @@ from pathlib import Path
 
 from chatsvc.testing import ServiceProcess
 from evals.recall import mapping
-from evals.recall.client import RecallClient
-from evals.recall.locomo import Sample
+from evals.recall.client import Found, RecallClient
+from evals.recall.locomo import Question, Sample
 from evals.recall.metrics import OVERALL, by_category, latency_ms, score
 from evals.recall.probe import interactive
 
@@ -33,6 +33,7 @@ class Options:
     index_timeout: float
     probe_messages: int  # 0: no interactive probe
     log: Callable[[str], None] = print
+    rankings: list[dict] | None = None  # every answer's ranking is appended here
 
 
 def server_env(variant: str, upstream_url: str) -> dict[str, str]:
@@ -74,7 +75,8 @@ def run_variant(
             options.log(f"  {variant}: imported {sum(i['messages'] for i in imports)} messages")
             result = {
                 "import": _throughput(imports),
-                "modes": {mode: search_all(users, samples, imports, mode) for mode in modes},
+                "modes": {mode: search_all(users, samples, imports, mode, options.rankings)
+                          for mode in modes},
             }
             if options.probe_messages:
                 result["probe"] = interactive(service, samples, users[0], options)
@@ -109,8 +111,11 @@ def import_sample(client: RecallClient, sessions: Sessions, options: Options) ->
 
 
 def search_all(
-    users: list[RecallClient], samples: list[Sample], imports: list[dict], mode: str
+    users: list[RecallClient], samples: list[Sample], imports: list[dict], mode: str,
+    rankings: list[dict] | None = None,
 ) -> dict:
+    """Every question searched in `mode`; with `rankings`, each answer is appended to it
+    (`ranking_row`)."""
     rows, per_sample, seconds, degraded = [], {}, [], Counter()
     for client, sample, imported in zip(users, samples, imports, strict=True):
         mine = per_sample[sample.sample_id] = []
@@ -118,6 +123,9 @@ def search_all(
             found = client.search(question.question, mode)
             ranking = [imported["ids"][m] for m in found.message_ids if m in imported["ids"]]
             mine.append((question.category, score(ranking, question.evidence)))
+            if rankings is not None:
+                rankings.append(ranking_row(sample.sample_id, question, mode, found,
+                                            imported["ids"]))
             seconds.append(found.seconds)
             if found.degraded_reason:
                 degraded[found.degraded_reason] += 1
@@ -129,6 +137,16 @@ def search_all(
         "degraded": dict(degraded),
         "by_sample": {sid: by_category(r).get(OVERALL) for sid, r in per_sample.items()},
     }
+
+
+def ranking_row(sample_id: str, question: Question, mode: str, found: Found,
+                ids: dict[str, str]) -> dict:
+    """One question's answer as the turns it ranked: [dia id, score, conversation id] best
+    first, for re-ranking experiments offline (`--rankings`)."""
+    return {"sample": sample_id, "question": question.question, "category": question.category,
+            "evidence": sorted(question.evidence), "mode": mode,
+            "ranking": [[ids[hit["message_id"]], hit["score"], hit["conversation_id"]]
+                        for hit in found.hits if hit["message_id"] in ids]}
 
 
 def _throughput(imports: list[dict]) -> dict:
