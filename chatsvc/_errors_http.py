@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import HTTPException, SerializationException, ValidationException
 
 from chatsvc._errors import (
     DatabaseBusy,
@@ -50,6 +50,11 @@ def error_response(request: Request, status: int, detail: str, extra=None) -> Re
 
 
 def _http_exception(request: Request, exc: HTTPException) -> Response:
+    if isinstance(exc.__cause__, SerializationException):
+        # Litestar's 400 for a body its JSON parser refused: name the body, as the import
+        # route and the UTF-8 and depth errors do (it said only the parser's message).
+        return error_response(request, 400, f"invalid value for body: {exc.detail}",
+                              [{"key": "body", "message": exc.detail}])
     detail = exc.detail
     extra = exc.extra if isinstance(exc, ValidationException) else None
     if isinstance(exc, ValidationException) and isinstance(extra, list) and extra:

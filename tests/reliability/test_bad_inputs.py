@@ -66,7 +66,9 @@ BAD = [
     ("POST", "/api/knowledge/documents", {"json": {"title": "t", "content": "c",
                                                    "metadata": "x"}}, 400, "metadata"),
     ("POST", "/v1/chat/completions", {"json": {"model": 5, "messages": []}}, 400, "model"),
-    ("POST", "/api/chat", {"content": b'{"message": ', "headers": JSON}, 400, None),
+    ("POST", "/api/chat", {"content": b'{"message": ', "headers": JSON}, 400, "body"),
+    ("POST", "/api/memory", {"content": b"\xff", "headers": JSON}, 400, "body"),
+    ("POST", "/api/facts", {"content": b'{"fact": 1e999}', "headers": JSON}, 400, "body"),
     # Litestar would take these for bools (found by fuzzing)
     ("POST", "/api/chat", {"json": {"message": "hi", "stream": 0}}, 400, "stream"),
     ("POST", "/api/chat", {"json": {"message": "hi", "resumable": "true"}}, 400, "resumable"),
