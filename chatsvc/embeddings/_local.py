@@ -116,10 +116,10 @@ def _lower_priority(nice: int) -> None:
 
 class BulkLocalEmbedder(LocalEmbedder):
     """A second in-process engine for bulk work (the indexer's), run in a worker thread of
-    its own at nice `nice`, so the kernel runs chat turns first; `threads` None: all cores."""
+    its own at nice `nice`, so the kernel runs chat turns first; on every core."""
 
-    def __init__(self, *, nice: int = BULK_NICE, threads: int | None = None) -> None:
-        super().__init__(threads=threads)
+    def __init__(self, *, nice: int = BULK_NICE) -> None:
+        super().__init__()
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="bulk-embed",
                                           initializer=_lower_priority, initargs=(nice,))
 
