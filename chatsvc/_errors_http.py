@@ -53,8 +53,7 @@ def _http_exception(request: Request, exc: HTTPException) -> Response:
     if isinstance(exc.__cause__, SerializationException):
         # Litestar's 400 for a body its JSON parser refused: name the body, as the import
         # route and the UTF-8 and depth errors do (it said only the parser's message).
-        return error_response(request, 400, f"invalid value for body: {exc.detail}",
-                              [{"key": "body", "message": exc.detail}])
+        return _bad_body(request, exc.detail)
     detail = exc.detail
     extra = exc.extra if isinstance(exc, ValidationException) else None
     if isinstance(exc, ValidationException) and isinstance(extra, list) and extra:
@@ -104,18 +103,22 @@ def _busy(request: Request, exc: DatabaseBusy) -> Response:
     return response
 
 
+def _bad_body(request: Request, problem: str, message: str | None = None) -> Response:
+    """400 naming the body: `problem` in the detail, `message` (default: the same) in extra."""
+    return error_response(request, 400, f"invalid value for body: {problem}",
+                          [{"key": "body", "message": message or problem}])
+
+
 def _not_utf8(request: Request, exc: UnicodeDecodeError) -> Response:
     # Litestar decodes JSON bodies without catching this: it is the client's bytes.
-    return error_response(request, 400, "invalid value for body: not valid UTF-8",
-                          [{"key": "body", "message": str(exc)}])
+    return _bad_body(request, "not valid UTF-8", str(exc))
 
 
 def _too_deep(request: Request, exc: RecursionError) -> Response:
     # msgspec gives up on JSON nested past its depth limit: the client's bytes, not a bug.
     if "deserializing" not in str(exc):
         return _internal(request, exc)
-    return error_response(request, 400, "invalid value for body: JSON nested too deeply",
-                          [{"key": "body", "message": "JSON nested too deeply"}])
+    return _bad_body(request, "JSON nested too deeply")
 
 
 def _internal(request: Request, exc: Exception) -> Response:
