@@ -23,6 +23,7 @@ from context.chunking import chunk_text
 from context.tiers import extractive_tiers, parse_tiers, tier_messages
 from context.tokens import get_tokenizer
 from store import ChunkIn, Hit, Job, KnowledgeStore, NotFound, Post, VectorUnavailable
+from store.hybrid import Ranking
 from store.knowledge import Saved
 
 log = logging.getLogger("chatsvc.knowledge")
@@ -34,6 +35,10 @@ POST_SOURCE = "post"
 # Extra hits asked for when entries are left out: the documents pinned whole share one
 # docs budget of text, about fifteen chunks at the default sizes.
 EXCLUDED_OVERFETCH = 30
+
+
+def _wanted(limit: int, exclude: frozenset[str]) -> int:
+    return limit + (EXCLUDED_OVERFETCH if exclude else 0)
 
 
 @dataclass(frozen=True)
@@ -202,17 +207,27 @@ class KnowledgeService:
     def search_with_vector(
         self, user_id: str, query: str, query_vector, *, limit: int = 5,
         source_type: str | None = None, exclude: frozenset[str] = frozenset(),
+        keyword: Ranking | None = None,
     ) -> list[Hit]:
         """Hybrid search for a chat turn that embedded the query already, leaving out the
         chunks of the entries in `exclude` (the prompt holds their full text already).
-        Blocking: the turn runs it in the worker thread of its other searches.
+        Blocking: the turn runs it in the worker thread of its other searches. `keyword`:
+        the keyword half, from `keyword_ahead` with the same arguments.
 
         Raises VectorUnavailable when the vector store cannot run (the chat falls back).
         """
-        wanted = limit + (EXCLUDED_OVERFETCH if exclude else 0)
         hits = self.knowledge.hybrid(query, query_vector, viewer_id=user_id,
-                                     source_type=source_type, limit=wanted)
+                                     source_type=source_type, limit=_wanted(limit, exclude),
+                                     keyword=keyword)
         return [hit for hit in hits if hit.entry_id not in exclude][:limit]
+
+    def keyword_ahead(
+        self, user_id: str, query: str, *, limit: int = 5, source_type: str | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ) -> Ranking:
+        """The keyword half of `search_with_vector`, taken while the query is embedded."""
+        return self.knowledge.hybrid_keyword(query, viewer_id=user_id, source_type=source_type,
+                                             limit=_wanted(limit, exclude))
 
     async def _vector_search(self, user_id, query, vector, mode, limit, source_type):
         options = {"viewer_id": user_id, "source_type": source_type, "limit": limit}

@@ -18,10 +18,17 @@ from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
 from chatsvc.indexing import Indexer
 from store import Bounds, MessageHit, MessageIndexStore, VectorUnavailable
+from store.hybrid import Ranking
 
 log = logging.getLogger("chatsvc.recall")
 
 MODES = ("hybrid", "semantic", "keyword")
+
+
+def _turn_pool(limit: int) -> int:
+    """A chat turn's rankings are cut at 2 x limit (not 50): it waits for them, and its
+    block shows 5 at most."""
+    return limit * 2
 
 
 @dataclass(frozen=True)
@@ -56,11 +63,17 @@ class RecallService:
         return Found("keyword", reason, hits)
 
     def excerpts(self, user_id: str, query: str, vector: Sequence[float], *,
-                 limit: int) -> list[MessageHit]:
+                 limit: int, keyword: Ranking | None = None) -> list[MessageHit]:
         """Hybrid search for a chat turn that embedded its query already (blocking: the
-        turn runs it in the worker thread of its other searches); each ranking is cut at
-        2 x limit (not 50): the turn waits for it, and shows 5 at most."""
-        return self.index.hybrid(query, vector, Bounds(user_id), limit=limit, pool=limit * 2)
+        turn runs it in the worker thread of its other searches). `keyword`: the keyword
+        half, from `keyword_ahead` with the same arguments."""
+        return self.index.hybrid(query, vector, Bounds(user_id), limit=limit,
+                                 pool=_turn_pool(limit), keyword=keyword)
+
+    def keyword_ahead(self, user_id: str, query: str, *, limit: int) -> Ranking:
+        """The keyword half of `excerpts`, taken while the query is embedded."""
+        return self.index.hybrid_keyword(query, Bounds(user_id), limit=limit,
+                                         pool=_turn_pool(limit))
 
     # -- indexing --------------------------------------------------------------------
 

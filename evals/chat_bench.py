@@ -1,5 +1,5 @@
 """python -m evals.chat_bench [--facts 10000] [--chunks 100000] [--messages 10000] [--turns 40]
-                             [--relay-chunks 2000]
+                             [--relay-chunks 2000] [--service-ms 20]
 
 Chat turn overhead of the real app over a real socket (uvicorn in a thread, the
 scripted upstream on loopback, the real local embedder for the query):
@@ -14,6 +14,12 @@ scripted upstream on loopback, the real local embedder for the query):
   does not depend on what the vectors mean), texts synthetic.
 * relay: extra time per streamed chunk through /api/chat (SSE) compared with
   reading the same scripted stream directly with the openai client.
+* embedding service: the same turns (each after indexing caught up) with the query
+  embedded by a service on other hardware, as with Ollama on a GPU: an Ollama stand-in
+  on loopback (tests/reliability/ollama_server.py) that answers `--service-ms` after
+  each request, with the production client. With the head start (the embedding runs
+  beside storing the question) and without it (the code before it: after the store's
+  work), alternating in blocks of 10 turns.
 * ollama down: the same turns with the embedder pointed at a closed port
   (Ollama client with its circuit breaker): time to notice, and the whole
   overhead of a fallback turn.
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import re
 import statistics
 import tempfile
@@ -40,13 +47,12 @@ import numpy as np
 import uvicorn
 
 from chatsvc import Services, Settings, create_app
-from chatsvc.chat import Relay
 from chatsvc.embeddings import LocalEmbedder, build_embedder
 from chatsvc.fact_sheet import generate
-from chatsvc.llm import LLM
 from chatsvc.local_models import free_port
 from chatsvc.testing import Reply, ScriptedUpstream
 from evals._machine import describe
+from evals.chat_relay import relay, relay_in_process
 from evals.conversation_search_bench import populate as populate_messages
 from evals.conversation_search_bench import texts
 from store import ChunkIn
@@ -170,65 +176,6 @@ def pct(values: list[float]) -> dict:
             "n": len(ordered)}
 
 
-def relay(base: str, headers: dict, upstream: ScriptedUpstream, n_chunks: int) -> dict:
-    """Extra ms per chunk: /api/chat SSE vs reading the same scripted stream directly
-    (both read line by line with httpx: the difference is what chatsvc adds)."""
-    direct, via = [], []
-    for _ in range(3):
-        upstream.script(Reply(chunks=["tok "] * n_chunks))
-        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
-        stamps = []
-        with httpx.Client(timeout=60) as http, http.stream(
-                "POST", f"{upstream.base_url}/chat/completions", json=body) as response:
-            for line in response.iter_lines():
-                if line.startswith("data: ") and '"content": "tok' in line:
-                    stamps.append(time.perf_counter())
-        direct.append(stamps[-1] - stamps[0])
-        upstream.script(Reply(chunks=["tok "] * n_chunks))
-        stamps = []
-        with httpx.Client(base_url=base, headers=headers, timeout=60) as http, http.stream(
-                "POST", "/api/chat", json={"message": "relay"}) as response:
-            for line in response.iter_lines():
-                if line == "event: delta":
-                    stamps.append(time.perf_counter())
-        via.append(stamps[-1] - stamps[0])
-    per_chunk = (statistics.median(via) - statistics.median(direct)) / (n_chunks - 1) * 1000
-    return {"chunks": n_chunks, "direct_s": round(statistics.median(direct), 3),
-            "via_chatsvc_s": round(statistics.median(via), 3),
-            "overhead_per_chunk_ms": round(per_chunk, 4)}
-
-
-async def relay_in_process(upstream: ScriptedUpstream, settings: Settings, n: int) -> dict:
-    """Per-chunk ms of the official openai client alone vs chatsvc's Relay on top of it."""
-    import openai
-
-    async def per_chunk(events) -> float:
-        stamps = []
-        async for event in events:  # the Relay yields lists of what arrived together
-            stamps += [time.perf_counter()] * (len(event) if isinstance(event, list) else 1)
-        return (stamps[-1] - stamps[0]) / (len(stamps) - 1) * 1000
-
-    async def openai_deltas(client):
-        stream = await client.chat.completions.create(
-            model="m", stream=True, messages=[{"role": "user", "content": "x"}])
-        async for chunk in stream:
-            if chunk.choices and chunk.choices[0].delta.content:
-                yield chunk
-
-    llm = LLM(settings)
-    raw, relayed = [], []
-    async with openai.AsyncOpenAI(base_url=upstream.base_url, api_key="x") as client:
-        for _ in range(3):
-            upstream.script(Reply(chunks=["tok "] * n))
-            raw.append(await per_chunk(openai_deltas(client)))
-            upstream.script(Reply(chunks=["tok "] * n))
-            relay = Relay(llm, [{"role": "user", "content": "x"}], timeout=60)
-            relayed.append(await per_chunk(relay.events()))
-    await llm.aclose()
-    return {"openai_client_ms_per_chunk": round(statistics.median(raw), 4),
-            "relay_ms_per_chunk": round(statistics.median(relayed), 4)}
-
-
 async def notice_down(settings: Settings) -> dict:
     """How long embed_query takes to fail with Ollama on a closed port (first, then breaker)."""
     embedder = build_embedder(settings.with_overrides(
@@ -241,6 +188,45 @@ async def notice_down(settings: Settings) -> dict:
         times.append((time.perf_counter() - started) * 1000)
     await embedder.aclose()
     return {"first_ms": round(times[0], 2), "breaker_open": pct(times[1:])}
+
+
+def _embedding_service(dim: int, seconds: float, urls, stop) -> None:
+    """The Ollama stand-in, in a process of its own as a real service is."""
+    from tests.reliability.ollama_server import OllamaServer
+
+    ollama = OllamaServer(dim=dim, slow_seconds=seconds).start()
+    ollama.mode = "slow"
+    urls.put(ollama.url)
+    stop.wait()
+    ollama.stop()
+
+
+@contextmanager
+def embedding_service(dim: int, seconds: float):
+    context = multiprocessing.get_context("spawn")
+    urls, stop = context.Queue(), context.Event()
+    process = context.Process(target=_embedding_service, args=(dim, seconds, urls, stop),
+                              daemon=True)
+    process.start()
+    try:
+        yield urls.get(timeout=60)
+    finally:
+        stop.set()
+        process.join(10)
+
+
+def service_turns(http: httpx.Client, upstream: ScriptedUpstream, services: Services,
+                  settings: Settings, n: int, service_ms: float) -> dict[str, list[dict]]:
+    """Paused turns with an embedding service, with and without the head start."""
+    rows: dict[str, list[dict]] = {"head start": [], "no head start": []}
+    with embedding_service(services.stores.db.embed_dim, service_ms / 1000) as url:
+        embedder = build_embedder(settings.with_overrides(embeddings="ollama", ollama_url=url))
+        services.sources.embedder = embedder
+        for block in range(2 * max(1, n // 10)):
+            label = "no head start" if block % 2 else "head start"
+            embedder.in_process = label == "no head start"  # as if it were: no head start
+            rows[label] += turns(http, upstream, 10, paused=True)
+    return rows
 
 
 def run(args) -> dict:
@@ -267,6 +253,11 @@ def run(args) -> dict:
             result["rag_paused"] = {key: pct([r[key] for r in paused]) for key in paused[0]
                                     if key not in ("mode",)}
             result["relay"] = relay(base, headers, upstream, args.relay_chunks)
+            result["service_ms"] = args.service_ms
+            for label, rows in service_turns(http, upstream, services, settings, args.turns,
+                                             args.service_ms).items():
+                result[f"service, {label}"] = {key: pct([r[key] for r in rows])
+                                               for key in rows[0] if key != "mode"}
             # Production client and breaker settings, Ollama on a closed port.
             services.sources.embedder = build_embedder(settings.with_overrides(
                 embeddings="ollama", ollama_url="http://127.0.0.1:9"))
@@ -314,6 +305,13 @@ def markdown(result: dict) -> str:
             paused = result["rag_paused"][key]
             lines.append(f"| rag, indexing caught up between turns: {key} | {paused['p50']} | "
                          f"{paused['p95']} |")
+    for label in ("head start", "no head start"):
+        service = result.get(f"service, {label}", {})
+        for key in ("overhead_ms", "embed", "save_question", "keywords", "search",
+                    "to_upstream"):
+            if key in service:
+                lines.append(f"| embedding service ({result['service_ms']:g} ms), {label}: "
+                             f"{key} | {service[key]['p50']} | {service[key]['p95']} |")
     for key in ("overhead_ms", "embed", "save_question", "history", "stable", "assemble",
                 "to_upstream", "loopback_ms"):
         if key in down:
@@ -345,6 +343,8 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--relay-chunks", type=int, default=2000)
+    parser.add_argument("--service-ms", type=float, default=20.0,
+                        help="the embedding service's time per query (default 20)")
     args = parser.parse_args()
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     result = run(args)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from store.chats import AssistantReply, ChatMessage, Conversation, ModelUsage
     from store.fact_sheets import FactSheet, SheetInputs
     from store.facts import Fact, FactHit
+    from store.hybrid import Ranking
     from store.knowledge import ChunkIn, Entry, EntryIn, Hit, Saved
     from store.memory import Memory, MemorySnapshot
     from store.posts import Post
@@ -317,7 +318,11 @@ class KnowledgeStore(Reindexable, Protocol):
                  source_type: str | None = None, limit: int = 10) -> list[Hit]: ...
 
     def hybrid(self, query: str, vector: Sequence[float], *, viewer_id: str,
-               source_type: str | None = None, limit: int = 10) -> list[Hit]: ...
+               source_type: str | None = None, limit: int = 10,
+               keyword: Ranking | None = None) -> list[Hit]: ...
+
+    def hybrid_keyword(self, query: str, *, viewer_id: str, source_type: str | None = None,
+                       limit: int = 10) -> Ranking: ...
 
     def pending_count(self, entry_id: str | None = None) -> int: ...
 
@@ -358,7 +363,11 @@ class MessageIndexStore(Reindexable, Protocol):
                  ) -> list[MessageHit]: ...
 
     def hybrid(self, query: str, vector: Sequence[float], bounds: Bounds, *, limit: int = 10,
-               pool: int | None = None) -> list[MessageHit]: ...
+               pool: int | None = None, keyword: Ranking | None = None
+               ) -> list[MessageHit]: ...
+
+    def hybrid_keyword(self, query: str, bounds: Bounds, *, limit: int = 10,
+                       pool: int | None = None) -> Ranking: ...
 
 
 @runtime_checkable

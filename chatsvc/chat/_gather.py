@@ -33,6 +33,7 @@ from context import (
 )
 from store import ChatStore, Database, FactSheetStore, FactStore, PostStore
 from store.chats import Conversation
+from store.hybrid import Ranking
 from store.recall import speaker
 
 RECENT_CONVERSATIONS = 5
@@ -42,6 +43,15 @@ FALLBACK_POSTS = 3
 # Earlier messages searched per turn: the block shows at most context.MAX_EXCERPTS, but
 # the best hits are often in the visible history, which the block never repeats.
 EARLIER_MESSAGES = 10
+
+
+@dataclass(frozen=True)
+class KeywordsAhead:
+    """The keyword halves of a turn's hybrid searches, taken while its query is embedded
+    by a service (`HeadStart`): the searches after it have only vectors left to rank."""
+
+    knowledge: Ranking
+    recall: Ranking
 
 
 @dataclass
@@ -87,30 +97,43 @@ class Sources:
 
     # -- per-message layers (one query embedding, one worker thread) -------------------
 
+    async def keywords_ahead(self, user_id: str, query: str, snapshot: Snapshot
+                             ) -> KeywordsAhead:
+        """What `searches` would rank by keyword, in one worker-thread hop."""
+        return await in_thread(self._keywords_ahead, user_id, query, snapshot)
+
+    def _keywords_ahead(self, user_id: str, query: str, snapshot: Snapshot) -> KeywordsAhead:
+        return KeywordsAhead(
+            self.knowledge.keyword_ahead(user_id, query, limit=KNOWLEDGE_SNIPPETS,
+                                         exclude=_whole(snapshot.docs)),
+            self.recall.keyword_ahead(user_id, query, limit=EARLIER_MESSAGES))
+
     async def searches(
         self, user_id: str, project_id: str | None, query: str, vector: list[float],
-        snapshot: Snapshot, clock: Stopwatch,
+        snapshot: Snapshot, clock: Stopwatch, ahead: KeywordsAhead | None = None,
     ) -> Dynamic:
         """The per-message layers: the four searches, each timed by `clock`, one after
         another in one worker thread. Not side by side: on 2 cores the GIL and the other
         threads made each of four parallel searches 3-8x slower than alone; and each hop
         to a worker thread waits for one to wake up, a core to be free and the event
-        loop to take the answer back (docs/chat.md, Benchmark)."""
+        loop to take the answer back (docs/chat.md, Benchmark). `ahead`: their keyword
+        halves, already taken."""
         return await in_thread(self._searches, user_id, project_id, query, vector, snapshot,
-                               clock)
+                               clock, ahead)
 
     def _searches(
         self, user_id: str, project_id: str | None, query: str, vector: list[float],
-        snapshot: Snapshot, clock: Stopwatch,
+        snapshot: Snapshot, clock: Stopwatch, ahead: KeywordsAhead | None,
     ) -> Dynamic:
         with clock("facts"):
             facts = self.related_facts(user_id, vector)
         with clock("memory"):
             memories = self.semantic_memory(user_id, project_id, vector, snapshot.memory)
         with clock("knowledge"):
-            snippets = self.knowledge_snippets(user_id, query, vector, snapshot.docs)
+            snippets = self.knowledge_snippets(user_id, query, vector, snapshot.docs,
+                                               ahead and ahead.knowledge)
         with clock("recall"):
-            excerpts = self.earlier_messages(user_id, query, vector)
+            excerpts = self.earlier_messages(user_id, query, vector, ahead and ahead.recall)
         return Dynamic(facts=tuple(facts), memories=tuple(memories), snippets=tuple(snippets),
                        excerpts=tuple(excerpts))
 
@@ -129,20 +152,23 @@ class Sources:
         return [MemoryItem(m.id, m.type, m.content, distance) for m, distance in hits]
 
     def knowledge_snippets(
-        self, user_id: str, query: str, vector: list[float], shown: Sequence[Doc]
+        self, user_id: str, query: str, vector: list[float], shown: Sequence[Doc],
+        keyword: Ranking | None = None,
     ) -> list[Snippet]:
         """Hybrid (BM25 + vector, score fusion) knowledge search with the turn's query vector; no
         chunk of a document `shown` whole (the pinned prefix holds it), but chunks of
         the ones shown shortened, and of any pinned since."""
-        whole = frozenset(d.id for d in shown if d.tier == "full")
         hits = self.knowledge.search_with_vector(
-            user_id, query, vector, limit=KNOWLEDGE_SNIPPETS, exclude=whole
+            user_id, query, vector, limit=KNOWLEDGE_SNIPPETS, exclude=_whole(shown),
+            keyword=keyword,
         )
         return [Snippet(h.chunk_id, h.title, h.text, h.score) for h in hits]
 
-    def earlier_messages(self, user_id: str, query: str, vector: list[float]) -> list[Excerpt]:
+    def earlier_messages(self, user_id: str, query: str, vector: list[float],
+                         keyword: Ranking | None = None) -> list[Excerpt]:
         """The user's stored messages (any conversation) that best match the query."""
-        hits = self.recall.excerpts(user_id, query, vector, limit=EARLIER_MESSAGES)
+        hits = self.recall.excerpts(user_id, query, vector, limit=EARLIER_MESSAGES,
+                                    keyword=keyword)
         return [Excerpt(h.message_id, h.conversation_id, speaker(h.role, h.name), h.content,
                         h.created_at, h.score) for h in hits]
 
@@ -150,3 +176,8 @@ class Sources:
         """The fallback block: the most recent published posts, newest first."""
         posts = await in_thread(self.posts.recent_published, FALLBACK_POSTS)
         return [Post(p.id, p.title, p.excerpt) for p in posts]
+
+
+def _whole(shown: Sequence[Doc]) -> frozenset[str]:
+    """The documents the stable prefix holds whole: search leaves their chunks out."""
+    return frozenset(d.id for d in shown if d.tier == "full")

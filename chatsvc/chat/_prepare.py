@@ -8,6 +8,7 @@ and the stable prefix stays exactly the same.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -127,23 +128,82 @@ async def embed_query(sources: Sources, query: str) -> list[float]:
                              "(CHATSVC_CHAT_EMBED_DEADLINE)") from None
 
 
+class HeadStart:
+    """A turn's query embedding, started as the turn starts when the model runs in a
+    service (Ollama, an OpenAI-compatible API): storing the question and the stable
+    layers then cost no time beside the wait for it. The bundled in-process model gets
+    none: beside the store's work both were slower on 2 cores (docs/chat.md, Benchmark)."""
+
+    def __init__(self, sources: Sources, query: str) -> None:
+        self.seconds = 0.0  # the embedding's own time, whatever overlapped it
+        self._started = time.perf_counter()
+        self._task = asyncio.create_task(self._embed(sources, query))
+
+    @classmethod
+    def when_remote(cls, sources: Sources, query: str) -> HeadStart | None:
+        if sources.embedder.in_process or not sources.db.vector_state.ok:
+            return None
+        return cls(sources, query)
+
+    async def _embed(self, sources: Sources, query: str) -> list[float]:
+        try:
+            return await embed_query(sources, query)
+        finally:
+            self.seconds = time.perf_counter() - self._started
+
+    async def vector(self) -> list[float]:
+        return await self._task
+
+    @property
+    def failed(self) -> bool:
+        """Ended without a vector (a breaker open fails it in microseconds)."""
+        return self._task.done() and (self._task.cancelled()
+                                     or self._task.exception() is not None)
+
+    def drop(self) -> None:
+        """The turn ends without using it: stop the call, and take any error it ended
+        with (an error never taken is logged as lost when the task is freed)."""
+        if not self._task.done():
+            self._task.cancel()
+        elif not self._task.cancelled():
+            self._task.exception()
+
+
+async def _query_vector(
+    sources: Sources, query: str, head_start: HeadStart | None, clock: Stopwatch
+) -> list[float]:
+    """`embed` is the embedding's own time, from its head start if it had one."""
+    if head_start is None:
+        with clock("embed"):
+            return await embed_query(sources, query)
+    try:
+        return await head_start.vector()
+    finally:
+        clock.timings["embed"] = head_start.seconds
+
+
 async def dynamic_layers(
     sources: Sources, user: User, project_id: str | None, query: str, snapshot: Snapshot,
-    timings: dict[str, float],
+    timings: dict[str, float], head_start: HeadStart | None = None,
 ) -> tuple[Dynamic, str | None, list[dict]]:
     """(layers, degraded_reason or None, sources) for the current message; recall leaves
-    out the memories and whole documents the `snapshot` pinned in the stable prefix."""
+    out the memories and whole documents the `snapshot` pinned in the stable prefix.
+    `head_start`: the query's embedding, already under way; the searches' keyword halves
+    are then taken while it runs."""
     state = sources.db.vector_state
     if not state.ok:
         return await _fallback(sources, "vector_store",
                                f"vector store unavailable: {state.detail}")
     clock = Stopwatch(timings)
     try:
-        with clock("embed"):
-            vector = await embed_query(sources, query)
+        ahead = None
+        if head_start is not None and not head_start.failed:  # while the service embeds
+            with clock("keywords"):
+                ahead = await sources.keywords_ahead(user.id, query, snapshot)
+        vector = await _query_vector(sources, query, head_start, clock)
         with clock("search"):
             dynamic = await sources.searches(user.id, project_id, query, vector, snapshot,
-                                             clock)
+                                             clock, ahead)
     except EmbeddingError as exc:
         return await _fallback(sources, "embeddings", f"embeddings unavailable: {exc}")
     except VectorUnavailable as exc:
@@ -160,6 +220,7 @@ async def prepare(
     sources: Sources, user: User, *, conversation: Conversation | None,
     history: Sequence[Message], current: str, project_id: str | None = None,
     now: datetime | None = None, after: Sequence[Message] = (),
+    head_start: HeadStart | None = None,
 ) -> Prepared:
     timings: dict[str, float] = {}
     clock = Stopwatch(timings)
@@ -169,7 +230,7 @@ async def prepare(
     with clock("stable"):
         snapshot = await stable_snapshot(sources, user, conversation, project_id, now)
     dynamic, reason, cited = await dynamic_layers(sources, user, project_id, current, snapshot,
-                                                   timings)
+                                                   timings, head_start)
     with clock("assemble"):
         assembly = assemble(
             snapshot=snapshot,

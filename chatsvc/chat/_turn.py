@@ -25,7 +25,7 @@ import anyio
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._gather import Sources
-from chatsvc.chat._prepare import Prepared, prepare
+from chatsvc.chat._prepare import HeadStart, Prepared, prepare
 from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
 from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
@@ -111,6 +111,7 @@ class Turn:
     deleted: bool = False  # the conversation was deleted before the answer was saved
     stopping: tuple[str, str] | None = None  # why it was stopped early (Relay.stop)
     saved: bool = False  # the answer is stored (which freed the conversation)
+    head_start: HeadStart | None = None  # the query's embedding, under way since the start
 
     def to_upstream(self) -> float | None:
         """Seconds from taking the request to starting the upstream call."""
@@ -125,20 +126,25 @@ class Turn:
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost.
         `save_question` times the whole hop, which reads the history (`history`) too.
-        (Embedding the message meanwhile was slower on 2 cores with the local model:
-        docs/chat.md, Benchmark.)"""
+        An embedding service starts on the query meanwhile (`HeadStart`)."""
         received = time.perf_counter()
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
         reply_id = new_id()
-        with clock("save_question"):
-            conversation, question, stored = await in_thread_shielded(
-                _start, sources.chats, clock, user.id, message,
-                conversation_id=conversation_id, project_id=project_id, name=name,
-                hold_seconds=hold_seconds(sources.settings), reply_id=reply_id,
-            )
+        head_start = HeadStart.when_remote(sources, message)
+        try:
+            with clock("save_question"):
+                conversation, question, stored = await in_thread_shielded(
+                    _start, sources.chats, clock, user.id, message,
+                    conversation_id=conversation_id, project_id=project_id, name=name,
+                    hold_seconds=hold_seconds(sources.settings), reply_id=reply_id,
+                )
+        except BaseException:
+            if head_start is not None:
+                head_start.drop()
+            raise
         return cls(sources, llm, user, conversation, question, reply_id, stored,
-                   timings=timings, received_at=received, tools=tools)
+                   timings=timings, received_at=received, tools=tools, head_start=head_start)
 
     async def prepare(self) -> Prepared:
         """The prompt."""
@@ -148,7 +154,7 @@ class Turn:
         self.prepared = await prepare(
             self.sources, self.user, conversation=self.conversation,
             history=history_of(self.stored, self.question.id), current=self.question.content,
-            project_id=self.conversation.project_id,
+            project_id=self.conversation.project_id, head_start=self.head_start,
         )
         settings = self.sources.settings
         self.relay = Relay(
@@ -184,6 +190,8 @@ class Turn:
     async def close(self) -> None:
         """Free the conversation if the turn ends without a stored answer (it could not
         be prepared, or its stream never ran), and drop its empty `pending` row."""
+        if self.head_start is not None:
+            self.head_start.drop()
         if self.saved:
             return
         try:

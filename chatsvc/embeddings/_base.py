@@ -16,6 +16,9 @@ class Embedder(Protocol):
 
     model: str
     dim: int
+    # The model computes on this process's cores (the bundled one), not in a service:
+    # a chat turn then embeds its query after storing it, not beside (they would compete).
+    in_process: bool
 
     async def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
 

@@ -46,6 +46,7 @@ class HttpEmbedder:
     """Base of the Ollama and OpenAI-compatible clients; subclasses send one batch."""
 
     service = "embedding service"
+    in_process = False
 
     def __init__(
         self,

@@ -47,6 +47,7 @@ def _all_cores() -> int:
 class LocalEmbedder:
     model = LOCAL_MODEL
     dim = LOCAL_DIM
+    in_process = True
 
     def __init__(self, *, threads: int | None = None) -> None:
         self.threads = threads  # None: all cores

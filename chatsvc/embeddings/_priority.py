@@ -35,6 +35,7 @@ class PriorityEmbedder:
         self.inner = inner
         self.model = inner.model
         self.dim = inner.dim
+        self.in_process = inner.in_process
         self.priority = priority
         self._bulk = bulk if (bulk is not None and priority) else inner
         self._batch = batch if priority else UNPRIORITISED_BATCH

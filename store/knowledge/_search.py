@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from store.contract import Database
-from store.hybrid import Ranking, both_rankings, convex_merge, keyword_ranking
+from store.hybrid import Ranking, both_rankings, convex_merge, keyword_ranking, pool_for
 from store.knowledge._records import OF_TYPE, VISIBLE, Hit, hit_from
 from store.sql import in_list
 from store.vectors import Scope, VectorIndex
@@ -44,19 +44,30 @@ class Search:
 
     def hybrid(
         self, query: str, vector: Sequence[float], *, viewer_id: str,
-        source_type: str | None = None, limit: int = 10,
+        source_type: str | None = None, limit: int = 10, keyword: Ranking | None = None,
     ) -> list[Hit]:
         """Keyword and semantic rankings merged by `convex_merge`; filters apply before the
-        cut."""
-        pool = max(limit * 5, 50)
+        cut. `keyword`: the keyword half, taken ahead by `hybrid_keyword` with the same
+        arguments (a chat turn does, while its query is embedded)."""
+        pool = pool_for(limit)
+        ahead = [keyword] if keyword is not None else []
+
+        def keyword_half() -> Ranking:  # fresh when `_settled` ranks again
+            return ahead.pop() if ahead else self._keyword_ranking(query, viewer_id,
+                                                                   source_type, pool)
 
         def merged() -> Ranking:
             rankings = both_rankings(
-                self.db, lambda: self._keyword_ranking(query, viewer_id, source_type, pool),
+                self.db, keyword_half,
                 lambda: self._semantic_ranking(vector, viewer_id, source_type, pool))
             return convex_merge(rankings)[:limit]
 
         return self._settled(merged)
+
+    def hybrid_keyword(self, query: str, *, viewer_id: str, source_type: str | None = None,
+                       limit: int = 10) -> Ranking:
+        """The keyword ranking `hybrid` with these arguments merges, for its `keyword`."""
+        return self._keyword_ranking(query, viewer_id, source_type, pool_for(limit))
 
     def _keyword_ranking(self, query, viewer_id, source_type, limit) -> Ranking:
         return keyword_ranking(

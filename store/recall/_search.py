@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.contract import Database
-from store.hybrid import Ranking, both_rankings, convex_merge, keyword_ranking
+from store.hybrid import Ranking, both_rankings, convex_merge, keyword_ranking, pool_for
 from store.sql import in_list, record, visible
 from store.vectors import KNN_MAX_K, Scope, VectorIndex
 
@@ -88,7 +88,7 @@ class Searching:
         """Full-text ranking (any query text is safe) of max(5 x limit, 50) matches, their
         BM25 (ts_rank) scaled to 0..1, then `with_neighbours` among those matches only
         (the best 3 x limit lift theirs): every hit matches the query."""
-        matches = convex_merge([self._keyword_ranking(query, bounds, max(limit * 5, 50))])
+        matches = convex_merge([self._keyword_ranking(query, bounds, pool_for(limit))])
         lifted = self._lifted(matches, limit, only_ranked=True)
         return self._hits(lifted[:limit], bounds)
 
@@ -98,19 +98,26 @@ class Searching:
         return self._hits(self._semantic_ranking(vector, bounds, limit), bounds)[:limit]
 
     def hybrid(self, query: str, vector: Sequence[float], bounds: Bounds, *, limit: int = 10,
-               pool: int | None = None) -> list[MessageHit]:
+               pool: int | None = None, keyword: Ranking | None = None) -> list[MessageHit]:
         """Keyword and semantic rankings (`pool` each, default max(5 x limit, 50)) merged
         by `convex_merge`, then `with_neighbours` (score 0..1; the best 3 x limit lift
-        theirs); bounds apply before the cut."""
-        pool = pool or max(limit * 5, 50)
+        theirs); bounds apply before the cut. `keyword`: the keyword half, taken ahead by
+        `hybrid_keyword` with the same arguments (a chat turn does, while it embeds)."""
+        pool = pool or pool_for(limit)
         rankings = both_rankings(
-            self.db, lambda: self._keyword_ranking(query, bounds, pool),
+            self.db,
+            lambda: self._keyword_ranking(query, bounds, pool) if keyword is None else keyword,
             lambda: self._semantic_ranking(vector, bounds, pool))
         ranking = self._lifted(convex_merge(rankings, head=RANKING_HEAD), limit)
         # Both rankings hold only messages within bounds (a vector of a message deleted
         # since the copy loaded may remain), a neighbour may lie outside them: rows for
         # three times the limit are plenty.
         return self._hits(ranking[: limit * 3], bounds)[:limit]
+
+    def hybrid_keyword(self, query: str, bounds: Bounds, *, limit: int = 10,
+                       pool: int | None = None) -> Ranking:
+        """The keyword ranking `hybrid` with these arguments merges, for its `keyword`."""
+        return self._keyword_ranking(query, bounds, pool or pool_for(limit))
 
     def _lifted(self, ranking: Ranking, limit: int, *, only_ranked: bool = False) -> Ranking:
         lifters = ranking[:max(LIFTERS * limit, 30)]

@@ -63,6 +63,27 @@ def test_ollama_down_fails_fast_once_the_breaker_is_open(fault, ollama, scripted
     assert health.json()["checks"]["embeddings"]["ok"] is False
 
 
+def _timings(service, scripted, message: str) -> tuple[str, set[str]]:
+    """(mode, the step names of the JSON turn's Server-Timing header)."""
+    scripted.script(Reply(chunks=["ok"]))
+    response = httpx.post(f"{service.url}/api/chat", headers=auth(service, "alice"),
+                          json={"message": message, "stream": False}, timeout=30)
+    assert response.status_code == 200, response.text
+    names = {part.split(";")[0].strip() for part in response.headers["server-timing"].split(",")}
+    return response.json()["mode"], names
+
+
+def test_the_keyword_work_runs_beside_the_embedding_only_while_ollama_answers(
+        fault, ollama, scripted):
+    mode, names = _timings(fault, scripted, "where did I park the zeppelin?")
+    assert mode == "rag" and {"keywords", "embed", "search"} <= names
+    ollama.stop()
+    _timings(fault, scripted, "anyone there?")  # notices, opens the breaker
+    mode, names = _timings(fault, scripted, "still down?")
+    # The breaker failed the embedding at once: no keyword work for a fallback turn.
+    assert mode == "fallback" and "keywords" not in names and "embed" in names
+
+
 def test_search_with_ollama_down_is_503_naming_the_cause(fault, ollama):
     ollama.stop()
     response = httpx.get(f"{fault.url}/api/facts/search", params={"q": "cats"},

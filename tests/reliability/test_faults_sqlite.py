@@ -1,7 +1,8 @@
 """A second writer holding SQLite's write lock (BEGIN IMMEDIATE) while chats run.
 
 Under a real `chatsvc serve`: a lock shorter than the busy timeout only delays
-the turn; nothing is lost, nothing crashes.
+the turn; nothing is lost, nothing crashes. The query's embedding (an HTTP service
+here) does not wait for the question's write.
 """
 
 from __future__ import annotations
@@ -49,6 +50,35 @@ def test_a_locked_database_delays_the_turn_and_loses_nothing(fault, scripted):
     assert stored(fault, "alice", turn.meta["conversation_id"]) == [
         ("user", "written while locked", "complete"),
         ("assistant", "after the lock", "complete")]
+
+
+def test_the_query_embedding_starts_while_the_question_waits_for_the_lock(
+        fault, ollama, scripted):
+    scripted.script(Reply(chunks=["grounded"]))
+    message = "asked while another writer holds the lock"
+    result = {}
+
+    def run_turn():
+        result["turn"] = chat_turn(fault, "alice", message)
+
+    with write_locked(fault.settings.database_path, HOLD * 3):
+        locked_until = time.monotonic() + HOLD * 3
+        chatting = threading.Thread(target=run_turn)
+        chatting.start()
+        while not _embedded(ollama, message) and time.monotonic() < locked_until + SLACK:
+            time.sleep(0.01)
+        embedded_at = time.monotonic()
+    chatting.join(SLACK + 5)
+    assert _embedded(ollama, message)
+    assert embedded_at < locked_until  # before the question could be stored
+    turn = result["turn"]
+    assert (turn.meta["mode"], turn.kinds[-1]) == ("rag", "done")
+    assert stored(fault, "alice", turn.meta["conversation_id"]) == [
+        ("user", message, "complete"), ("assistant", "grounded", "complete")]
+
+
+def _embedded(ollama, message: str) -> bool:
+    return [f"search_query: {message}"] in ollama.inputs
 
 
 def test_a_lock_taken_mid_stream_delays_saving_the_reply(fault, scripted):

@@ -206,6 +206,26 @@ def test_hybrid_inside_a_transaction_sees_its_uncommitted_chunks(db, knowledge):
         assert hits[0].score == pytest.approx(1.0)  # first in both rankings
 
 
+def test_hybrid_takes_its_keyword_half_ahead_and_ranks_again_without_it_when_stale(
+        knowledge, people):
+    alice, _ = people
+    match = _add(knowledge, title="Z", text="zeppelin timetable", vector_seed=1)
+    for seed in (2, 3, 4):
+        _add(knowledge, title=f"other {seed}", text=f"unrelated note {seed}", vector_seed=seed)
+    options = {"viewer_id": alice.id, "limit": 2}
+    ahead = knowledge.hybrid_keyword("zeppelin", **options)
+    plain = knowledge.hybrid("zeppelin", _vec(2), **options)
+    assert knowledge.hybrid("zeppelin", _vec(2), keyword=ahead, **options) == plain
+    assert "zeppelin timetable" in [h.text for h in plain]
+    # Deleted after its keyword half was taken (a chat turn's, while it embeds): the
+    # stale ranking still names it, so the hits are ranked again from scratch.
+    knowledge.delete(match.entry.id)
+    hits = knowledge.hybrid("zeppelin", _vec(2), keyword=ahead, **options)
+    assert [h.text for h in hits] == [h.text for h in knowledge.hybrid("zeppelin", _vec(2),
+                                                                        **options)]
+    assert len(hits) == 2 and "zeppelin timetable" not in [h.text for h in hits]
+
+
 def _item(text, *, source_id=None, title="T"):
     return EntryIn(title, text, "document", [ChunkIn(text, "en")], source_id=source_id)
 

@@ -119,6 +119,21 @@ def test_hybrid_fuses_keyword_and_vector_rankings(stores, people):
     assert (hit.conversation_id, hit.role, hit.content) == (conv, "user", "the zeppelin ticket")
 
 
+def test_hybrid_with_its_keyword_half_taken_ahead_ranks_the_same(stores, people):
+    alice, bob = people
+    conv, word = _say(stores, alice, "the zeppelin ticket")
+    _, near = _say(stores, alice, "something else entirely", conversation=conv)
+    _, theirs = _say(stores, bob, "my zeppelin ticket too")
+    _index(stores, {word: _vec(5), near: _vec(1), theirs: _vec(1)})
+    bounds = Bounds(alice.id)
+    ahead = stores.messages.hybrid_keyword("zeppelin", bounds, limit=3, pool=6)
+    # `near`'s key holds the turn before it; Bob's message is not Alice's to find.
+    assert {message_id for message_id, _ in ahead} == {word, near}
+    assert stores.messages.hybrid("zeppelin", _vec(1), bounds, limit=3, pool=6,
+                                  keyword=ahead) == stores.messages.hybrid(
+        "zeppelin", _vec(1), bounds, limit=3, pool=6)
+
+
 def _axis(i: int) -> list[float]:
     return [1.0 if n == i else 0.0 for n in range(8)]
 
