@@ -42,11 +42,13 @@ NOTHING = "nothing to generate"  # a negative run of an operation without inputs
 
 
 def fuzz_operation(operation, mode: GenerationMode, base_url: str, token: str,
-                   examples: int) -> str | None:
-    """None when every example passed, NOTHING, or why an example failed."""
-    @settings(max_examples=examples, deadline=None, database=None,
-              phases=[Phase.explicit, Phase.generate, Phase.shrink],
-              suppress_health_check=list(HealthCheck))
+                   examples: int, *, repeatable: bool = False) -> str | None:
+    """None when every example passed, NOTHING, or why an example failed. `repeatable`
+    (the test suite's): the same examples every run, not shrunk."""
+    phases = [Phase.explicit, Phase.generate] + ([] if repeatable else [Phase.shrink])
+
+    @settings(max_examples=examples, deadline=None, database=None, phases=phases,
+              derandomize=repeatable, suppress_health_check=list(HealthCheck))
     @given(case=operation.as_strategy(mode))
     def run(case):
         response = case.call(base_url=base_url, timeout=30,
