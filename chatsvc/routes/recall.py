@@ -3,6 +3,8 @@ far their indexing has come. Next to the conversation routes of chat.py."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import msgspec
 from litestar import Request, Router, get, post
 from litestar.di import NamedDependency
@@ -54,10 +56,13 @@ async def index_status(request: Request, messages: NamedDependency[MessageIndexS
 def search_bounds(user_id: str, after: str | None, before: str | None) -> Bounds:
     """The dates a search may return (`after`/`before`, blank: none; no zone: UTC); a 400
     naming the field for a bad time, or an `after` not before `before`."""
-    start, end = (check.moment(field, value) if value and value.strip() else None
-                  for field, value in (("after", after), ("before", before)))
+    start, end = _moment_or_none("after", after), _moment_or_none("before", before)
     check.in_order("after", start, "`before`", end)
     return Bounds(user_id, after=start and iso(start), before=end and iso(end))
+
+
+def _moment_or_none(field: str, value: str | None) -> datetime | None:
+    return check.moment(field, value) if value and value.strip() else None
 
 
 def hit_json(hit: MessageHit) -> dict:
