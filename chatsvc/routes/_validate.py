@@ -6,12 +6,14 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from datetime import datetime
 from functools import cache
 from typing import get_type_hints
 
 from litestar import Request
 from litestar.exceptions import ValidationException
+from litestar.params import QueryParameter
 
 from chatsvc import source_types
 from chatsvc._control import RULE as CONTROL_RULE
@@ -61,10 +63,31 @@ def plain(field: str, value: str) -> str:
 
 async def single_query_values(request: Request) -> None:
     """The app's before-request hook: a query parameter sent twice (`?limit=1&limit=500`)
-    is 400, where Litestar would silently use one of the values."""
+    is 400, where Litestar would silently use one of the values; so is an int or bool
+    one written otherwise than as its type (`limit=1.0`, `pinned=1`), which it converts."""
     for name in request.query_params:
         if len(request.query_params.getall(name)) > 1:
             raise bad(name, "must be given once")
+    for name, kind in _strict_query(request.route_handler):
+        raw = request.query_params.get(name)
+        if raw is not None and not _QUERY_FORMS[kind].fullmatch(raw):
+            raise bad(name, _STRICT[kind])
+
+
+# How an int or bool query parameter must be written (msgspec also takes "1.0", "1e1"
+# and "+5" for an int, "1", "0" for a bool).
+_QUERY_FORMS = {int: re.compile(r"-?[0-9]+"), bool: re.compile(r"true|false")}
+
+
+@cache
+def _strict_query(handler: object) -> tuple[tuple[str, type], ...]:
+    """(query key, int or bool) of each such query parameter of a route handler."""
+    found = []
+    for name, field in handler.parsed_fn_signature.parameters.items():
+        if isinstance(field.kwarg_definition, QueryParameter):
+            key = field.kwarg_definition.query or name
+            found += [(key, kind) for kind in _STRICT if field.annotation in (kind, kind | None)]
+    return tuple(found)
 
 
 def source_type(value: str | None, field: str = "source_type") -> str | None:

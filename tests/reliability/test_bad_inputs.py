@@ -85,6 +85,12 @@ BAD = [
     ("GET", "/api/conversations/abc/stream", {"params": {"last_event_id": "\u0661"}}, 400,
      "Last-Event-ID"),
     ("GET", "/api/facts/search", {"params": {"q": "a\u0000b"}}, 400, "q"),
+    # an int or bool written otherwise: Litestar would convert it
+    ("GET", "/api/facts", {"params": {"limit": "1.0"}}, 400, "limit"),
+    ("GET", "/api/facts", {"params": {"limit": "1e1"}}, 400, "limit"),
+    ("GET", "/api/conversations", {"params": {"offset": "+5"}}, 400, "offset"),
+    ("GET", "/api/knowledge", {"params": {"pinned": "1"}}, 400, "pinned"),
+    ("GET", "/api/knowledge", {"params": {"pinned": "True"}}, 400, "pinned"),
     # a parameter sent twice: Litestar would use the last value silently
     ("GET", "/api/facts", {"params": [("limit", "500"), ("limit", "1")]}, 400, "limit"),
     ("GET", "/api/conversations/search",
