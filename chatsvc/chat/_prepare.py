@@ -155,10 +155,9 @@ class HeadStart:
         return await self._task
 
     @property
-    def failed(self) -> bool:
-        """Ended without a vector (a breaker open fails it in microseconds)."""
-        return self._task.done() and (self._task.cancelled()
-                                     or self._task.exception() is not None)
+    def running(self) -> bool:
+        """Still waiting for the service (an open breaker fails it in microseconds)."""
+        return not self._task.done()
 
     def drop(self) -> None:
         """The turn ends without using it: stop the call, and take any error it ended
@@ -197,7 +196,9 @@ async def dynamic_layers(
     clock = Stopwatch(timings)
     try:
         ahead = None
-        if head_start is not None and not head_start.failed:  # while the service embeds
+        # Only while there is a wait to fill: a failed embedding makes this turn a
+        # fallback, and a finished one leaves the keywords to the one search hop.
+        if head_start is not None and head_start.running:
             with clock("keywords"):
                 ahead = await sources.keywords_ahead(user.id, query, snapshot)
         vector = await _query_vector(sources, query, head_start, clock)

@@ -73,9 +73,14 @@ def _timings(service, scripted, message: str) -> tuple[str, set[str]]:
     return response.json()["mode"], names
 
 
-def test_the_keyword_work_runs_beside_the_embedding_only_while_ollama_answers(
+def test_the_keyword_work_runs_beside_the_embedding_only_while_it_waits_for_ollama(
         fault, ollama, scripted):
-    mode, names = _timings(fault, scripted, "where did I park the zeppelin?")
+    slow = ollama.slow_seconds
+    ollama.mode, ollama.slow_seconds = "slow", EMBED_TIMEOUT / 2  # a wait to fill
+    try:
+        mode, names = _timings(fault, scripted, "where did I park the zeppelin?")
+    finally:
+        ollama.mode, ollama.slow_seconds = "ok", slow
     assert mode == "rag" and {"keywords", "embed", "search"} <= names
     ollama.stop()
     _timings(fault, scripted, "anyone there?")  # notices, opens the breaker
