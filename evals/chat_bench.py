@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import re
 import statistics
 import tempfile
@@ -52,6 +51,7 @@ from chatsvc.fact_sheet import generate
 from chatsvc.local_models import free_port
 from chatsvc.testing import Reply, ScriptedUpstream
 from evals._machine import describe
+from evals._spawned import spawned
 from evals.chat_relay import relay, relay_in_process
 from evals.conversation_search_bench import populate as populate_messages
 from evals.conversation_search_bench import texts
@@ -201,25 +201,12 @@ def _embedding_service(dim: int, seconds: float, urls, stop) -> None:
     ollama.stop()
 
 
-@contextmanager
-def embedding_service(dim: int, seconds: float):
-    context = multiprocessing.get_context("spawn")
-    urls, stop = context.Queue(), context.Event()
-    process = context.Process(target=_embedding_service, args=(dim, seconds, urls, stop),
-                              daemon=True)
-    process.start()
-    try:
-        yield urls.get(timeout=60)
-    finally:
-        stop.set()
-        process.join(10)
-
-
 def service_turns(http: httpx.Client, upstream: ScriptedUpstream, services: Services,
                   settings: Settings, n: int, service_ms: float) -> dict[str, list[dict]]:
     """Paused turns with an embedding service, with and without the head start."""
     rows: dict[str, list[dict]] = {"head start": [], "no head start": []}
-    with embedding_service(services.stores.db.embed_dim, service_ms / 1000) as url:
+    with spawned(_embedding_service, services.stores.db.embed_dim,
+                 service_ms / 1000) as (url, _):
         embedder = build_embedder(settings.with_overrides(embeddings="ollama", ollama_url=url))
         services.sources.embedder = embedder
         for block in range(2 * max(1, n // 10)):

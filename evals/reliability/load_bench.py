@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import os
 import re
 import statistics
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess, cpu_seconds
 from evals._machine import describe
+from evals._spawned import spawned
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 USERS = 20
@@ -203,16 +203,8 @@ class Dependencies:
 def dependencies(reply: Reply, embeddings: str):
     """The scripted upstream and the Ollama-wire server in a process of their own:
     their threads must not share an interpreter lock with the client."""
-    context = multiprocessing.get_context("spawn")
-    urls, stop = context.Queue(), context.Event()
-    process = context.Process(target=_dependencies, args=(reply, embeddings, urls, stop),
-                              daemon=True)
-    process.start()
-    try:
-        yield Dependencies(*urls.get(timeout=60), pid=process.pid)
-    finally:
-        stop.set()
-        process.join(10)
+    with spawned(_dependencies, reply, embeddings) as (urls, pid):
+        yield Dependencies(*urls, pid=pid)
 
 
 def serve_env(args, deps: Dependencies) -> dict[str, str]:
