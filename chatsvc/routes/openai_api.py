@@ -24,7 +24,7 @@ from sse_starlette import ServerSentEvent
 from chatsvc._admission import StreamSlots
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
-from chatsvc.chat import Outcome, Prepared, Relay, Sources, prepare
+from chatsvc.chat import HeadStart, Outcome, Prepared, Relay, Sources, prepare
 from chatsvc.llm import LLM, Piece, ToolCallDelta, Usage
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openai_messages import parse_messages
@@ -121,8 +121,13 @@ async def chat_completions(
     include_usage = _include_usage(data)
     options = passed_through(data)
     with slots.take(request.user.id) as slot:
-        prepared = await prepare(sources, request.user, conversation=None,
-                                 history=history, current=current, after=after)
+        head_start = HeadStart.when_remote(sources, current)  # beside the stable layers
+        try:
+            prepared = await prepare(sources, request.user, conversation=None, history=history,
+                                     current=current, after=after, head_start=head_start)
+        finally:
+            if head_start is not None:
+                head_start.drop()
         relay = Relay(llm, prepared.assembly.messages, timeout=settings.llm_timeout_seconds,
                       options=options, mode=prepared.mode, received_at=received)
         ident = f"chatcmpl-{new_id()}"

@@ -7,6 +7,7 @@ degraded, both messages are stored complete, no traceback, bounded latency.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -63,6 +64,17 @@ def test_ollama_down_fails_fast_once_the_breaker_is_open(fault, ollama, scripted
     assert health.json()["checks"]["embeddings"]["ok"] is False
 
 
+@contextmanager
+def _answering_late(ollama, seconds: float = EMBED_TIMEOUT / 2):
+    """Ollama answers each request after `seconds` (within the client's timeout)."""
+    slow = ollama.slow_seconds
+    ollama.mode, ollama.slow_seconds = "slow", seconds
+    try:
+        yield
+    finally:
+        ollama.mode, ollama.slow_seconds = "ok", slow
+
+
 def _timings(service, scripted, message: str) -> tuple[str, set[str]]:
     """(mode, the step names of the JSON turn's Server-Timing header)."""
     scripted.script(Reply(chunks=["ok"]))
@@ -75,18 +87,29 @@ def _timings(service, scripted, message: str) -> tuple[str, set[str]]:
 
 def test_the_keyword_work_runs_beside_the_embedding_only_while_it_waits_for_ollama(
         fault, ollama, scripted):
-    slow = ollama.slow_seconds
-    ollama.mode, ollama.slow_seconds = "slow", EMBED_TIMEOUT / 2  # a wait to fill
-    try:
+    with _answering_late(ollama):
         mode, names = _timings(fault, scripted, "where did I park the zeppelin?")
-    finally:
-        ollama.mode, ollama.slow_seconds = "ok", slow
     assert mode == "rag" and {"keywords", "embed", "search"} <= names
     ollama.stop()
     _timings(fault, scripted, "anyone there?")  # notices, opens the breaker
     mode, names = _timings(fault, scripted, "still down?")
     # The breaker failed the embedding at once: no keyword work for a fallback turn.
     assert mode == "fallback" and "keywords" not in names and "embed" in names
+
+
+def test_an_openai_client_turn_embeds_its_question_once_beside_the_stable_layers(
+        fault, ollama, scripted):
+    scripted.script(Reply(chunks=["grounded"]))
+    question = "which zeppelin did I book?"
+    with _answering_late(ollama):
+        response = httpx.post(
+            f"{fault.url}/v1/chat/completions", headers=auth(fault, "alice"), timeout=30,
+            json={"model": fault.settings.llm_model,
+                  "messages": [{"role": "user", "content": question}]})
+    assert response.status_code == 200, response.text
+    assert response.json()["chatsvc"]["mode"] == "rag"
+    assert response.json()["choices"][0]["message"]["content"] == "grounded"
+    assert sum(texts == [f"search_query: {question}"] for texts in ollama.inputs) == 1
 
 
 def test_search_with_ollama_down_is_503_naming_the_cause(fault, ollama):
