@@ -62,6 +62,9 @@ def service(tmp_path_factory, ollama, scripted):
         "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
         "CHATSVC_SSE_SEND_TIMEOUT": str(SEND_TIMEOUT),
         "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
+        # Rows a fault left unembedded are retried within a second, not ten (`fault`
+        # waits for them before each test).
+        "CHATSVC_INDEX_INTERVAL": "1",
     })
     child.tokens = {"alice": child.add_user("alice"), "bob": child.add_user("bob"),
                     "root": child.add_user("root", admin=True)}
@@ -181,15 +184,22 @@ def fault(service, ollama, scripted):
         ollama.start()
     ollama.mode = "ok"
     scripted._queue.clear()  # nothing left over from an earlier test
-    # A fresh health check closes an embeddings breaker an earlier fault left open.
-    deadline = time.monotonic() + 5
-    while not httpx.get(f"{service.url}/health").json()["checks"]["embeddings"]["ok"]:
+    # A fresh health check closes an embeddings breaker an earlier fault left open; then
+    # the messages earlier faults left unembedded are embedded in the background, which
+    # must be over before a test that checks its request changed nothing.
+    deadline = time.monotonic() + 15
+    while not _settled(httpx.get(f"{service.url}/health",
+                                 headers=auth(service, "root")).json()["checks"]):
         assert time.monotonic() < deadline, "embeddings did not recover"
         time.sleep(0.05)
     offset = service.log_size()
     yield service
     time.sleep(0.05)  # let the child finish logging the turn
     assert service.crashes(offset) == [], service.log(offset)
+
+
+def _settled(checks: dict) -> bool:
+    return checks["embeddings"]["ok"] and not any(checks["embeddings_waiting"]["counts"].values())
 
 
 @dataclass

@@ -39,6 +39,11 @@ class OllamaServer:
         self._connections: set = set()
 
     @property
+    def queries(self) -> int:
+        """Query embeddings asked for so far (the background indexer's are documents)."""
+        return sum(text.startswith("search_query: ") for texts in self.inputs for text in texts)
+
+    @property
     def running(self) -> bool:
         return self._server is not None
 

@@ -100,12 +100,12 @@ BAD_V1 = [
 def test_a_bad_v1_request_is_a_400_before_any_work(fault, ollama, scripted, fields, field):
     body = {"model": fault.settings.llm_model, "messages": USER, **fields}
     before = digest(fault.settings.database_path)
-    embeds, calls = ollama.embed_calls, len(scripted.requests)
+    queries, calls = ollama.queries, len(scripted.requests)
     response = httpx.post(f"{fault.url}/v1/chat/completions", json=body,
                           headers=auth(fault, "alice"), timeout=30)
     assert response.status_code == 400, response.text
     assert field in detail(response), response.text
-    assert (ollama.embed_calls, len(scripted.requests)) == (embeds, calls)
+    assert (ollama.queries, len(scripted.requests)) == (queries, calls)
     assert digest(fault.settings.database_path) == before
 
 
