@@ -19,7 +19,8 @@ scripted upstream on loopback, the real local embedder for the query):
   on loopback (tests/reliability/ollama_server.py) that answers `--service-ms` after
   each request, with the production client. With the head start (the embedding runs
   beside storing the question) and without it (the code before it: after the store's
-  work), alternating in blocks of 10 turns.
+  work), alternating in blocks of 10 turns; after each block, 10 stateless turns of an
+  OpenAI client (`/v1/chat/completions`: request sent -> upstream received).
 * ollama down: the same turns with the embedder pointed at a closed port
   (Ollama client with its circuit breaker): time to notice, and the whole
   overhead of a fallback turn.
@@ -169,6 +170,23 @@ def turns(http: httpx.Client, upstream: ScriptedUpstream, n: int, *, paused: boo
     return rows
 
 
+def openai_turns(http: httpx.Client, upstream: ScriptedUpstream, model: str, n: int
+                 ) -> list[dict]:
+    """n stateless `/v1/chat/completions` turns: client sent -> upstream received (ms),
+    the query embedding included (the route has no Server-Timing header)."""
+    rows = []
+    for i in range(n):
+        upstream.script(Reply(chunks=["ok"]))
+        body = {"model": model, "messages": [{"role": "user",
+                                              "content": QUESTIONS[i % len(QUESTIONS)]}]}
+        sent = time.monotonic()
+        response = http.post("/v1/chat/completions", json=body)
+        response.raise_for_status()
+        rows.append({"mode": response.json()["chatsvc"]["mode"],
+                     "loopback_ms": (upstream.requests[-1].received_at - sent) * 1000})
+    return rows
+
+
 def pct(values: list[float]) -> dict:
     ordered = sorted(values)
     return {"p50": round(statistics.median(ordered), 2),
@@ -203,8 +221,10 @@ def _embedding_service(dim: int, seconds: float, urls, stop) -> None:
 
 def service_turns(http: httpx.Client, upstream: ScriptedUpstream, services: Services,
                   settings: Settings, n: int, service_ms: float) -> dict[str, list[dict]]:
-    """Paused turns with an embedding service, with and without the head start."""
-    rows: dict[str, list[dict]] = {"head start": [], "no head start": []}
+    """Paused turns with an embedding service, with and without the head start, and as
+    many stateless turns of an OpenAI client (`, /v1`)."""
+    rows: dict[str, list[dict]] = {label: [] for label in (
+        "head start", "no head start", "head start, /v1", "no head start, /v1")}
     with spawned(_embedding_service, services.stores.db.embed_dim,
                  service_ms / 1000) as (url, _):
         embedder = build_embedder(settings.with_overrides(embeddings="ollama", ollama_url=url))
@@ -213,6 +233,7 @@ def service_turns(http: httpx.Client, upstream: ScriptedUpstream, services: Serv
             label = "no head start" if block % 2 else "head start"
             embedder.in_process = label == "no head start"  # as if it were: no head start
             rows[label] += turns(http, upstream, 10, paused=True)
+            rows[f"{label}, /v1"] += openai_turns(http, upstream, settings.llm_model, 10)
     return rows
 
 
@@ -243,8 +264,10 @@ def run(args) -> dict:
             result["service_ms"] = args.service_ms
             for label, rows in service_turns(http, upstream, services, settings, args.turns,
                                              args.service_ms).items():
-                result[f"service, {label}"] = {key: pct([r[key] for r in rows])
-                                               for key in rows[0] if key != "mode"}
+                # `keywords` only where the embedding was still running (its `n` says how often)
+                keys = {key for row in rows for key in row} - {"mode"}
+                result[f"service, {label}"] = {key: pct([r[key] for r in rows if key in r])
+                                               for key in sorted(keys)}
             # Production client and breaker settings, Ollama on a closed port.
             services.sources.embedder = build_embedder(settings.with_overrides(
                 embeddings="ollama", ollama_url="http://127.0.0.1:9"))
@@ -292,13 +315,14 @@ def markdown(result: dict) -> str:
             paused = result["rag_paused"][key]
             lines.append(f"| rag, indexing caught up between turns: {key} | {paused['p50']} | "
                          f"{paused['p95']} |")
-    for label in ("head start", "no head start"):
+    for label in ("head start", "no head start", "head start, /v1", "no head start, /v1"):
         service = result.get(f"service, {label}", {})
         for key in ("overhead_ms", "embed", "save_question", "keywords", "search",
-                    "to_upstream"):
+                    "to_upstream", "loopback_ms"):
             if key in service:
                 lines.append(f"| embedding service ({result['service_ms']:g} ms), {label}: "
-                             f"{key} | {service[key]['p50']} | {service[key]['p95']} |")
+                             f"{key} (n {service[key]['n']}) | {service[key]['p50']} | "
+                             f"{service[key]['p95']} |")
     for key in ("overhead_ms", "embed", "save_question", "history", "stable", "assemble",
                 "to_upstream", "loopback_ms"):
         if key in down:
