@@ -79,9 +79,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        # As Ollama's Go server does: without it the body, written after the head, waits
-        # for the client's (delayed) ACK of the head, up to 40 ms.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.ollama._connections.add(self.connection)
 
     def finish(self) -> None:
