@@ -25,6 +25,7 @@ from tests.chatsvc.embeddings.ollama_wire import (
 )
 
 MODES = ("ok", "slow", "error_500", "eof", "garbage", "wrong_dim")
+QUERY_PREFIX = "search_query: "  # nomic's, which the client adds to a query
 
 
 class OllamaServer:
@@ -41,7 +42,11 @@ class OllamaServer:
     @property
     def queries(self) -> int:
         """Query embeddings asked for so far (the background indexer's are documents)."""
-        return sum(text.startswith("search_query: ") for texts in self.inputs for text in texts)
+        return sum(text.startswith(QUERY_PREFIX) for texts in self.inputs for text in texts)
+
+    def asked(self, query: str) -> int:
+        """Requests that embedded `query` alone, as a search query (a chat turn's)."""
+        return self.inputs.count([f"{QUERY_PREFIX}{query}"])
 
     @property
     def running(self) -> bool:

@@ -109,7 +109,7 @@ def test_an_openai_client_turn_embeds_its_question_once_beside_the_stable_layers
     assert response.status_code == 200, response.text
     assert response.json()["chatsvc"]["mode"] == "rag"
     assert response.json()["choices"][0]["message"]["content"] == "grounded"
-    assert sum(texts == [f"search_query: {question}"] for texts in ollama.inputs) == 1
+    assert ollama.asked(question) == 1
 
 
 def test_search_with_ollama_down_is_503_naming_the_cause(fault, ollama):

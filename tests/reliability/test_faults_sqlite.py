@@ -65,20 +65,16 @@ def test_the_query_embedding_starts_while_the_question_waits_for_the_lock(
         locked_until = time.monotonic() + HOLD * 3
         chatting = threading.Thread(target=run_turn)
         chatting.start()
-        while not _embedded(ollama, message) and time.monotonic() < locked_until + SLACK:
+        while not ollama.asked(message) and time.monotonic() < locked_until + SLACK:
             time.sleep(0.01)
         embedded_at = time.monotonic()
     chatting.join(SLACK + 5)
-    assert _embedded(ollama, message)
+    assert ollama.asked(message)
     assert embedded_at < locked_until  # before the question could be stored
     turn = result["turn"]
     assert (turn.meta["mode"], turn.kinds[-1]) == ("rag", "done")
     assert stored(fault, "alice", turn.meta["conversation_id"]) == [
         ("user", message, "complete"), ("assistant", "grounded", "complete")]
-
-
-def _embedded(ollama, message: str) -> bool:
-    return [f"search_query: {message}"] in ollama.inputs
 
 
 def test_a_lock_taken_mid_stream_delays_saving_the_reply(fault, scripted):
