@@ -208,6 +208,9 @@ async def notice_down(settings: Settings) -> dict:
     return {"first_ms": round(times[0], 2), "breaker_open": pct(times[1:])}
 
 
+SERVICE_RUNS = ("head start", "no head start", "head start, /v1", "no head start, /v1")
+
+
 def _embedding_service(dim: int, seconds: float, urls, stop) -> None:
     """The Ollama stand-in, in a process of its own as a real service is."""
     from tests.reliability.ollama_server import OllamaServer
@@ -223,8 +226,7 @@ def service_turns(http: httpx.Client, upstream: ScriptedUpstream, services: Serv
                   settings: Settings, n: int, service_ms: float) -> dict[str, list[dict]]:
     """Paused turns with an embedding service, with and without the head start, and as
     many stateless turns of an OpenAI client (`, /v1`)."""
-    rows: dict[str, list[dict]] = {label: [] for label in (
-        "head start", "no head start", "head start, /v1", "no head start, /v1")}
+    rows: dict[str, list[dict]] = {label: [] for label in SERVICE_RUNS}
     with spawned(_embedding_service, services.stores.db.embed_dim,
                  service_ms / 1000) as (url, _):
         embedder = build_embedder(settings.with_overrides(embeddings="ollama", ollama_url=url))
@@ -315,7 +317,7 @@ def markdown(result: dict) -> str:
             paused = result["rag_paused"][key]
             lines.append(f"| rag, indexing caught up between turns: {key} | {paused['p50']} | "
                          f"{paused['p95']} |")
-    for label in ("head start", "no head start", "head start, /v1", "no head start, /v1"):
+    for label in SERVICE_RUNS:
         service = result.get(f"service, {label}", {})
         for key in ("overhead_ms", "embed", "save_question", "keywords", "search",
                     "to_upstream", "loopback_ms"):

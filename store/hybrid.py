@@ -45,6 +45,7 @@ def pool_for(limit: int) -> int:
     """Candidates each ranking brings to a hybrid search of `limit` hits."""
     return max(limit * 5, 50)
 
+
 # (rowid, score) of the candidates, best first; {t} the FTS table, {cut} "LIMIT $over" or
 # "", {own} "" or " AND " the caller's predicate on rowid.
 _MATCHES = {

@@ -17,7 +17,6 @@ from chatsvc.chat._turn import DELETED, Turn
 
 __all__ = [
     "DELETED", "Detached", "HeadStart", "Journal", "Outcome", "Prepared", "Relay", "Sources",
-    "ToolEvent",
-    "ToolRunner", "Turn",
+    "ToolEvent", "ToolRunner", "Turn",
     "prepare", "stable_snapshot", "user_today",
 ]
