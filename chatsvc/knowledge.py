@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from functools import partial
 
 from chatsvc._errors import EmbeddingError, UpstreamError
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
-from chatsvc.embeddings import Embedder
+from chatsvc.embeddings import Embedder, embed_beside
 from chatsvc.indexing import INDEX, REINDEX, Indexer
 from chatsvc.llm import LLM
 from context import Doc, fit_docs
@@ -190,8 +191,7 @@ class KnowledgeService:
         reason = None
         if mode != "keyword":
             try:
-                vector = await self.embedder.embed_query(query)
-                hits = await self._vector_search(user_id, query, vector, mode, limit, source_type)
+                hits = await self._vector_search(user_id, query, mode, limit, source_type)
                 return SearchResult(mode, None, hits)
             except EmbeddingError as exc:
                 reason = f"embeddings unavailable: {exc}"
@@ -229,8 +229,12 @@ class KnowledgeService:
         return self.knowledge.hybrid_keyword(query, viewer_id=user_id, source_type=source_type,
                                              limit=_wanted(limit, exclude))
 
-    async def _vector_search(self, user_id, query, vector, mode, limit, source_type):
+    async def _vector_search(self, user_id, query, mode, limit, source_type):
         options = {"viewer_id": user_id, "source_type": source_type, "limit": limit}
         if mode == "semantic":
+            vector = await self.embedder.embed_query(query)
             return await in_thread(self.knowledge.semantic, vector, **options)
-        return await in_thread(self.knowledge.hybrid, query, vector, **options)
+        # Hybrid: with an embedding service, the keyword half is ranked during its wait.
+        vector, keyword = await embed_beside(self.embedder, query, partial(
+            self.knowledge.hybrid_keyword, query, **options))
+        return await in_thread(self.knowledge.hybrid, query, vector, keyword=keyword, **options)

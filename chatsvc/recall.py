@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from chatsvc._errors import EmbeddingError
 from chatsvc._threads import in_thread
-from chatsvc.embeddings import Embedder
+from chatsvc.embeddings import Embedder, embed_beside
 from chatsvc.indexing import Indexer
 from store import Bounds, MessageHit, MessageIndexStore, VectorUnavailable
 from store.hybrid import Ranking
@@ -50,10 +51,7 @@ class RecallService:
         if mode != "keyword":
             try:
                 self.index.db.require_vectors()  # before spending an embedding call
-                vector = await self.embedder.embed_query(query)
-                search = self.index.semantic if mode == "semantic" else self.index.hybrid
-                args = (vector,) if mode == "semantic" else (query, vector)
-                return Found(mode, None, await in_thread(search, *args, bounds, limit=limit))
+                return Found(mode, None, await self._vector_search(bounds, query, mode, limit))
             except EmbeddingError as exc:
                 reason = f"embeddings unavailable: {exc}"
             except VectorUnavailable as exc:
@@ -61,6 +59,17 @@ class RecallService:
             log.warning("conversation search degraded to keyword: %s", reason)
         hits = await in_thread(self.index.keyword, query, bounds, limit=limit)
         return Found("keyword", reason, hits)
+
+    async def _vector_search(self, bounds: Bounds, query: str, mode: str, limit: int
+                             ) -> list[MessageHit]:
+        if mode == "semantic":
+            vector = await self.embedder.embed_query(query)
+            return await in_thread(self.index.semantic, vector, bounds, limit=limit)
+        # Hybrid: with an embedding service, the keyword half is ranked during its wait.
+        vector, keyword = await embed_beside(self.embedder, query, partial(
+            self.index.hybrid_keyword, query, bounds, limit=limit))
+        return await in_thread(self.index.hybrid, query, vector, bounds, limit=limit,
+                               keyword=keyword)
 
     def excerpts(self, user_id: str, query: str, vector: Sequence[float], *,
                  limit: int, keyword: Ranking | None = None) -> list[MessageHit]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from chatsvc._settings import Settings
 from chatsvc.embeddings._base import Embedder
+from chatsvc.embeddings._beside import embed_beside
 from chatsvc.embeddings._breaker import CircuitBreaker
 from chatsvc.embeddings._local import LOCAL_DIM, LOCAL_MODEL, BulkLocalEmbedder, LocalEmbedder
 from chatsvc.embeddings._ollama import OllamaEmbedder
@@ -54,5 +55,6 @@ __all__ = [
     "OpenAIEmbedder",
     "PriorityEmbedder",
     "build_embedder",
+    "embed_beside",
     "with_priority",
 ]

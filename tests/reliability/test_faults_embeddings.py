@@ -112,6 +112,49 @@ def test_an_openai_client_turn_embeds_its_question_once_beside_the_stable_layers
     assert ollama.asked(question) == 1
 
 
+def _searches(service, query: str) -> list[dict]:
+    """The caller's hybrid conversation search and knowledge search for `query`."""
+    with httpx.Client(base_url=service.url, headers=auth(service, "alice"), timeout=30) as http:
+        found = [http.get("/api/conversations/search", params={"q": query}),
+                 http.post("/api/knowledge/search", json={"query": query})]
+    assert [r.status_code for r in found] == [200, 200], [r.text for r in found]
+    return [r.json() for r in found]
+
+
+def _wait_until_indexed(service, seconds: float = 20.0) -> None:
+    """Until the background indexer has keyed every message of the caller."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        status = httpx.get(f"{service.url}/api/conversations/index-status",
+                           headers=auth(service, "alice")).json()
+        if status["indexed"] == status["messages"]:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"messages not indexed in {seconds} s: {status}")
+
+
+def test_hybrid_searches_embed_their_query_once_while_ollama_answers_late(
+        fault, ollama, scripted):
+    scripted.script(Reply(chunks=["noted"]))
+    chat_turn(fault, "alice", "the zeppelin hangar is in Friedrichshafen")
+    note = httpx.post(f"{fault.url}/api/knowledge/documents", headers=auth(fault, "alice"),
+                      json={"title": "Hangars", "content": "The zeppelin hangar opens at 9."})
+    assert note.status_code == 202, note.text
+    _wait_until_indexed(fault)
+    with _answering_late(ollama):
+        conversations, knowledge = _searches(fault, "zeppelin hangar")
+    assert ollama.asked("zeppelin hangar") == 2  # once per search, no more
+    for found in (conversations, knowledge):
+        assert (found["mode"], found["degraded_reason"]) == ("hybrid", None)
+    assert any("Friedrichshafen" in hit["content"] for hit in conversations["results"])
+    assert "opens at 9" in knowledge["results"][0]["snippet"]
+    ollama.stop()
+    _searches(fault, "anyone there?")  # notices, opens the breaker
+    for found in _searches(fault, "zeppelin hangar"):
+        assert found["mode"] == "keyword" and "failing fast" in found["degraded_reason"]
+        assert found["results"], found  # the keyword half still finds them
+
+
 def test_search_with_ollama_down_is_503_naming_the_cause(fault, ollama):
     ollama.stop()
     response = httpx.get(f"{fault.url}/api/facts/search", params={"q": "cats"},
