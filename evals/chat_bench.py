@@ -20,7 +20,8 @@ scripted upstream on loopback, the real local embedder for the query):
   each request, with the production client. With the head start (the embedding runs
   beside storing the question) and without it (the code before it: after the store's
   work), alternating in blocks of 10 turns; after each block, 10 stateless turns of an
-  OpenAI client (`/v1/chat/completions`: request sent -> upstream received).
+  OpenAI client (`/v1/chat/completions`: request sent -> upstream received) and 10
+  hybrid conversation and knowledge searches (their keyword halves ranked in the wait).
 * ollama down: the same turns with the embedder pointed at a closed port
   (Ollama client with its circuit breaker): time to notice, and the whole
   overhead of a fallback turn.
@@ -33,7 +34,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import statistics
 import tempfile
 import threading
@@ -50,9 +50,10 @@ from chatsvc import Services, Settings, create_app
 from chatsvc.embeddings import LocalEmbedder, build_embedder
 from chatsvc.fact_sheet import generate
 from chatsvc.local_models import free_port
-from chatsvc.testing import Reply, ScriptedUpstream
+from chatsvc.testing import ScriptedUpstream
 from evals._machine import describe
 from evals._spawned import spawned
+from evals.chat_clients import openai_turns, searches, turns
 from evals.chat_relay import relay, relay_in_process
 from evals.conversation_search_bench import populate as populate_messages
 from evals.conversation_search_bench import texts
@@ -60,9 +61,6 @@ from store import ChunkIn
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CATEGORIES = ("core", "technical", "project", "transient")
-QUESTIONS = ["What do I work on these days?", "Which database should I use for this?",
-             "Remind me what we said about deployment", "How do I index my notes?",
-             "What is my cat called?", "Write a short plan for tomorrow"]
 
 
 def unit_vectors(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
@@ -131,62 +129,6 @@ def serve(services: Services):
         thread.join(10)
 
 
-def server_timing(header: str) -> dict[str, float]:
-    return {m.group(1): float(m.group(2)) for m in re.finditer(r"(\w+);dur=([\d.]+)", header)}
-
-
-def settle(http: httpx.Client) -> None:
-    """Wait until the background indexer has embedded every message (a user's pause)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        status = http.get("/api/conversations/index-status").json()
-        if status["indexed"] == status["messages"]:
-            return
-        time.sleep(0.05)
-
-
-def turns(http: httpx.Client, upstream: ScriptedUpstream, n: int, *, paused: bool = False
-          ) -> list[dict]:
-    """n turns of one conversation; per turn the overhead and the server's breakdown (ms).
-    `paused`: each turn waits for the previous turns' messages to be indexed, as when a
-    user reads and types between turns; else back to back, the indexing of one turn's
-    messages (in-process embedding) competing with the next turn for the 2 cores."""
-    rows, conversation = [], None
-    for i in range(n):
-        if paused:
-            settle(http)
-        upstream.script(Reply(chunks=["ok"]))
-        body = {"message": QUESTIONS[i % len(QUESTIONS)], "stream": False}
-        if conversation:
-            body["conversation_id"] = conversation
-        sent = time.monotonic()
-        response = http.post("/api/chat", json=body)
-        response.raise_for_status()
-        conversation = response.json()["conversation_id"]
-        arrived = upstream.requests[-1].received_at
-        parts = server_timing(response.headers["server-timing"])
-        rows.append({"mode": response.json()["mode"], "loopback_ms": (arrived - sent) * 1000,
-                     "overhead_ms": parts["to_upstream"] - parts.get("embed", 0.0), **parts})
-    return rows
-
-
-def openai_turns(http: httpx.Client, upstream: ScriptedUpstream, model: str, n: int
-                 ) -> list[dict]:
-    """n stateless `/v1/chat/completions` turns: client sent -> upstream received (ms),
-    the query embedding included (the route has no Server-Timing header)."""
-    rows = []
-    for i in range(n):
-        upstream.script(Reply(chunks=["ok"]))
-        body = {"model": model, "messages": [{"role": "user",
-                                              "content": QUESTIONS[i % len(QUESTIONS)]}]}
-        sent = time.monotonic()
-        response = http.post("/v1/chat/completions", json=body)
-        response.raise_for_status()
-        rows.append({"mode": response.json()["chatsvc"]["mode"],
-                     "loopback_ms": (upstream.requests[-1].received_at - sent) * 1000})
-    return rows
-
-
 def pct(values: list[float]) -> dict:
     ordered = sorted(values)
     return {"p50": round(statistics.median(ordered), 2),
@@ -208,7 +150,8 @@ async def notice_down(settings: Settings) -> dict:
     return {"first_ms": round(times[0], 2), "breaker_open": pct(times[1:])}
 
 
-SERVICE_RUNS = ("head start", "no head start", "head start, /v1", "no head start, /v1")
+SERVICE_RUNS = tuple(f"{start}{kind}" for kind in ("", ", /v1", ", searches")
+                     for start in ("head start", "no head start"))
 
 
 def _embedding_service(dim: int, seconds: float, urls, stop) -> None:
@@ -224,18 +167,20 @@ def _embedding_service(dim: int, seconds: float, urls, stop) -> None:
 
 def service_turns(http: httpx.Client, upstream: ScriptedUpstream, services: Services,
                   settings: Settings, n: int, service_ms: float) -> dict[str, list[dict]]:
-    """Paused turns with an embedding service, with and without the head start, and as
-    many stateless turns of an OpenAI client (`, /v1`)."""
+    """Paused turns with an embedding service, with and without the head start, as many
+    stateless turns of an OpenAI client (`, /v1`) and searches (`, searches`)."""
     rows: dict[str, list[dict]] = {label: [] for label in SERVICE_RUNS}
     with spawned(_embedding_service, services.stores.db.embed_dim,
                  service_ms / 1000) as (url, _):
         embedder = build_embedder(settings.with_overrides(embeddings="ollama", ollama_url=url))
-        services.sources.embedder = embedder
+        services.sources.embedder = services.recall.embedder = embedder
+        services.knowledge.embedder = embedder
         for block in range(2 * max(1, n // 10)):
             label = "no head start" if block % 2 else "head start"
             embedder.in_process = label == "no head start"  # as if it were: no head start
             rows[label] += turns(http, upstream, 10, paused=True)
             rows[f"{label}, /v1"] += openai_turns(http, upstream, settings.llm_model, 10)
+            rows[f"{label}, searches"] += searches(http, 10)
     return rows
 
 
@@ -320,7 +265,8 @@ def markdown(result: dict) -> str:
     for label in SERVICE_RUNS:
         service = result.get(f"service, {label}", {})
         for key in ("overhead_ms", "embed", "save_question", "keywords", "search",
-                    "to_upstream", "loopback_ms"):
+                    "to_upstream", "loopback_ms", "conversation_search_ms",
+                    "knowledge_search_ms"):
             if key in service:
                 lines.append(f"| embedding service ({result['service_ms']:g} ms), {label}: "
                              f"{key} (n {service[key]['n']}) | {service[key]['p50']} | "
