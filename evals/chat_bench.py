@@ -53,7 +53,7 @@ from chatsvc.local_models import free_port
 from chatsvc.testing import ScriptedUpstream
 from evals._machine import describe
 from evals._spawned import spawned
-from evals.chat_clients import openai_turns, searches, turns
+from evals.chat_clients import MATCHED, openai_turns, searches, turns
 from evals.chat_relay import relay, relay_in_process
 from evals.conversation_search_bench import populate as populate_messages
 from evals.conversation_search_bench import texts
@@ -207,6 +207,9 @@ def run(args) -> dict:
             paused = turns(http, upstream, args.turns, paused=True)
             result["rag_paused"] = {key: pct([r[key] for r in paused]) for key in paused[0]
                                     if key not in ("mode",)}
+            matched = turns(http, upstream, args.turns, paused=True, questions=MATCHED)
+            result["rag_matched"] = {key: pct([r[key] for r in matched]) for key in matched[0]
+                                     if key not in ("mode",)}
             result["relay"] = relay(base, headers, upstream, args.relay_chunks)
             result["service_ms"] = args.service_ms
             for label, rows in service_turns(http, upstream, services, settings, args.turns,
@@ -257,11 +260,12 @@ def markdown(result: dict) -> str:
                 "loopback_ms"):
         if key in rag:
             lines.append(f"| rag: {key} | {rag[key]['p50']} | {rag[key]['p95']} |")
-    for key in ("overhead_ms", "search", "recall", "embed"):
-        if key in result.get("rag_paused", {}):
-            paused = result["rag_paused"][key]
-            lines.append(f"| rag, indexing caught up between turns: {key} | {paused['p50']} | "
-                         f"{paused['p95']} |")
+    for name, label in (("rag_paused", "indexing caught up between turns"),
+                        ("rag_matched", "indexing caught up, questions the texts match")):
+        for key in ("overhead_ms", "search", "knowledge", "recall", "embed"):
+            if key in result.get(name, {}):
+                row = result[name][key]
+                lines.append(f"| rag, {label}: {key} | {row['p50']} | {row['p95']} |")
     for label in SERVICE_RUNS:
         service = result.get(f"service, {label}", {})
         for key in ("overhead_ms", "embed", "save_question", "keywords", "search",

@@ -15,7 +15,11 @@ QUESTIONS = ["What do I work on these days?", "Which database should I use for t
              "Remind me what we said about deployment", "How do I index my notes?",
              "What is my cat called?", "Write a short plan for tomorrow"]
 # Common and rarer words of the populated texts (QUESTIONS' words match none of them).
-SEARCHES = ["w12 w340 w2711", "w3 w8 w951", "w70 w1200 w4410", "w1 w25 w300", "w510 w6001 w15"]
+SEARCHES = ["w12 w340 w2711", "w3 w8 w951", "w70 w1200 w4410", "w1 w25 w300",
+            "w510 w6001 w15", "w2 w44 w8800"]
+# Questions that also name such words: the turn's keyword halves then have matches to rank.
+MATCHED = [f"{question.rstrip('?')}: {words}" for question, words
+           in zip(QUESTIONS, SEARCHES, strict=True)]
 
 
 def server_timing(header: str) -> dict[str, float]:
@@ -32,8 +36,8 @@ def settle(http: httpx.Client) -> None:
         time.sleep(0.05)
 
 
-def turns(http: httpx.Client, upstream: ScriptedUpstream, n: int, *, paused: bool = False
-          ) -> list[dict]:
+def turns(http: httpx.Client, upstream: ScriptedUpstream, n: int, *, paused: bool = False,
+          questions: list[str] = QUESTIONS) -> list[dict]:
     """n turns of one conversation; per turn the overhead and the server's breakdown (ms).
     `paused`: each turn waits for the previous turns' messages to be indexed, as when a
     user reads and types between turns; else back to back, the indexing of one turn's
@@ -43,7 +47,7 @@ def turns(http: httpx.Client, upstream: ScriptedUpstream, n: int, *, paused: boo
         if paused:
             settle(http)
         upstream.script(Reply(chunks=["ok"]))
-        body = {"message": QUESTIONS[i % len(QUESTIONS)], "stream": False}
+        body = {"message": questions[i % len(questions)], "stream": False}
         if conversation:
             body["conversation_id"] = conversation
         sent = time.monotonic()
