@@ -8,13 +8,14 @@ their scores (`convex_merge`).
 The work a keyword search does is bounded, whatever its words (evals/results/
 pg_bench.md, knowledge_bench.md): ranking cost grows with the rows a term matches, so
 
-* a term matching COMMON_ROWS rows or more is dropped when the query has a rarer one
-  (it would add little to the ranking and most of the cost); a query made only of
-  common terms is searched by its rarest one, ranking COMMON_CANDIDATES matches;
+* a term matching COMMON_ROWS rows or more, or COMMON_SHARE of the table's rows (from
+  COMMON_FLOOR rows up), is dropped when the query has a rarer one (it would add little
+  to the ranking and most of the cost); a query made only of common terms is searched
+  by its rarest one, ranking COMMON_CANDIDATES matches;
 * otherwise at most CANDIDATES matches are ranked (5,000 on SQLite, the newest; 2,000
   on PostgreSQL, the first the GIN index yields, in table order).
 
-Below COMMON_ROWS rows per term and CANDIDATES matches nothing changes: the ranking is
+Below COMMON_FLOOR rows per term and CANDIDATES matches nothing changes: the ranking is
 exact. The bounds were chosen in evals/results/keyword_bounds_sweep.md; their recall
 cost on labelled queries is in evals/results/retrieval_bounds*.md.
 """
@@ -32,6 +33,12 @@ from store.sql import POSTGRESQL, SQLITE
 
 KEYWORD_OVERFETCH = 500
 COMMON_ROWS = 5000
+# In a smaller table (a user's 10k messages) a term in 1,000-5,000 rows was most of a chat
+# turn's keyword work (4,200 matches ranked: 9 ms) for an idf of about a third of a rare
+# term's. 5 % is the share COMMON_ROWS is of the 100k-chunk corpus it was chosen on;
+# below COMMON_FLOOR rows ranking every match costs ~2 ms, and small corpora stay exact.
+COMMON_SHARE = 0.05
+COMMON_FLOOR = 1000
 # ts_rank reads each candidate's row from the heap: dearer per row than FTS5's BM25.
 CANDIDATES = {SQLITE: 5000, POSTGRESQL: 2000}
 # A query of only common terms has little to rank by (their weights are near zero), and
@@ -76,6 +83,11 @@ KEPT_COUNTS = 4096  # terms kept per table (SQLite counts) and per database (lex
 # cost being avoided, and reading the statistics costs ~10 ms. A lexeme missing from
 # them is rarer than every one listed.
 STATS_SECONDS = 60.0
+# The table's size for COMMON_SHARE, read once a minute: SQLite's last rowid (rowids grow
+# with each insert; deletes make it an overestimate, dropping fewer terms), PostgreSQL's
+# estimate (-1 before the table's first ANALYZE).
+_SIZE = {SQLITE: "SELECT rowid FROM {t} ORDER BY rowid DESC LIMIT 1",
+         POSTGRESQL: "SELECT reltuples FROM pg_class WHERE oid = to_regclass($t)"}
 _PG_STATS = (
     "SELECT CAST(CAST(s.most_common_elems AS text) AS text[]) AS elems, "
     "s.most_common_elem_freqs AS freqs, c.reltuples FROM pg_stats s "
@@ -98,6 +110,7 @@ _stats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {table:
 # db -> {table: {term: (at, count)}}, SQLite's kept counts
 _counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _lexemes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {term: lexemes}
+_sizes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # db -> {table: (at, rows)}
 
 
 # PostgreSQL ranks in its own server processes: the two rankings of a hybrid search run
@@ -159,7 +172,7 @@ def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: 
     pg = db.dialect == POSTGRESQL
     expression = " | ".join(counts) if pg else fts.or_match(list(counts))
     matches = _matches(db.dialect, counts)
-    common = min(counts.values()) >= COMMON_ROWS  # then `counts` holds one term
+    common = min(counts.values()) >= common_at(db, table)  # then `counts` holds one term
     params = {**params, "q": expression,
               "candidates": COMMON_CANDIDATES if common else CANDIDATES[db.dialect],
               "over": max(KEYWORD_OVERFETCH, params["limit"])}
@@ -186,29 +199,45 @@ def searched_terms(db: Database, table: str, terms: list[str]) -> dict[str, floa
     """`terms` less the common ones (see the module doc), the rarest alone when all are,
     each with its count. A term that matches nothing is left out: it must not displace
     a common one."""
-    counts = _match_counts(db, table, terms) if terms else {}
+    common = common_at(db, table)
+    counts = _match_counts(db, table, terms, common) if terms else {}
     searchable = [t for t in terms if t in counts]
     if not searchable:
         return {}
-    rare = [t for t in searchable if counts[t] < COMMON_ROWS]
+    rare = [t for t in searchable if counts[t] < common]
     kept = rare or [min(searchable, key=lambda t: counts[t])]  # min() keeps the first of ties
     return {t: counts[t] for t in kept}
 
 
-def _match_counts(db: Database, table: str, terms: list[str]) -> dict[str, float]:
+def common_at(db: Database, table: str) -> float:
+    """How many matching rows make a term of `table` common."""
+    return min(COMMON_ROWS, max(COMMON_FLOOR, COMMON_SHARE * _table_rows(db, table)))
+
+
+def _table_rows(db: Database, table: str) -> float:
+    kept = _sizes.setdefault(db, {})
+    at, rows = kept.get(table, (None, 0.0))
+    if at is None or time.monotonic() - at >= STATS_SECONDS:
+        rows = max(0.0, float(db.scalar(_SIZE[db.dialect].format(t=table), {"t": table}) or 0))
+        kept[table] = (time.monotonic(), rows)
+    return rows
+
+
+def _match_counts(db: Database, table: str, terms: list[str], common: float
+                  ) -> dict[str, float]:
     """Rows matching each term that matches any: SQLite counts up to COMMON_ROWS,
-    PostgreSQL estimates."""
+    PostgreSQL estimates (and checks that the rare ones, below `common`, match)."""
     if db.dialect != POSTGRESQL:
         counts = {t: _sqlite_count(db, table, t) for t in terms}
         return {t: n for t, n in counts.items() if n}
     estimates = _lexeme_rows(db, table)
     counts = {term: max(estimates.get(lexeme, 0.0) for lexeme in lexemes)
               for term, lexemes in _lexemes_of(db, terms).items() if lexemes}
-    rare = [t for t, n in counts.items() if n < COMMON_ROWS]
+    rare = [t for t, n in counts.items() if n < common]
     if len(rare) == len(counts):
         return counts  # nothing is dropped: whether they match makes no difference
     found = {row["term"] for row in db.execute(_PG_FOUND.format(t=table), {"terms": rare})}
-    return {t: n for t, n in counts.items() if n >= COMMON_ROWS or t in found}
+    return {t: n for t, n in counts.items() if n >= common or t in found}
 
 
 def _lexemes_of(db: Database, terms: list[str]) -> dict[str, list[str]]:

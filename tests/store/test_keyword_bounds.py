@@ -50,6 +50,16 @@ def test_a_common_term_is_dropped_when_a_rarer_one_is_left(stores, monkeypatch):
     assert _texts(stores, "deploy notes") == [DEPLOY]
 
 
+def test_a_term_in_a_large_share_of_a_smaller_table_is_common_too(stores, monkeypatch):
+    _corpus(stores)  # 7 rows; "notes" is in all of them, "deploy" in one
+    assert list(searched_terms(stores.db, "knowledge_fts", ["deploy", "notes"])) == [
+        "deploy", "notes"]  # under COMMON_FLOOR: exact
+    monkeypatch.setattr("store.hybrid.COMMON_FLOOR", 2)
+    monkeypatch.setattr("store.hybrid.COMMON_SHARE", 0.5)  # common from 3.5 rows here
+    assert list(searched_terms(stores.db, "knowledge_fts", ["deploy", "notes"])) == ["deploy"]
+    assert _texts(stores, "deploy notes") == [DEPLOY]
+
+
 def test_a_query_of_only_common_words_still_finds_rows(stores, monkeypatch):
     _corpus(stores)
     monkeypatch.setattr("store.hybrid.COMMON_ROWS", 5)
