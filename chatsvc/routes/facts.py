@@ -58,10 +58,8 @@ async def create_fact(
     request: Request, fact_service: NamedDependency[FactService],
     data: JSONBody[NewFact]
 ) -> dict:
-    check.plain("fact",
-    data.fact)
-    fact = await fact_service.create(request.user.id, category=data.category,
-    fact=data.fact)
+    check.plain("fact", data.fact)
+    fact = await fact_service.create(request.user.id, category=data.category, fact=data.fact)
     return fact_json(fact)
 
 

@@ -134,23 +134,16 @@ async def reindex(
 
 @post("/search", summary="Search the knowledge base", status_code=200)
 async def search(
-    request: Request, knowledge: NamedDependency[KnowledgeService],
-    data: JSONBody[SearchIn]
+    request: Request, knowledge: NamedDependency[KnowledgeService], data: JSONBody[SearchIn]
 ) -> dict:
     await check.strict_scalars(request, SearchIn)
-    query = check.text("query", data.query,
-    max_chars=MAX_QUERY)
-    check.bounded("limit", data.limit, 1,
-    50)
+    query = check.text("query", data.query, max_chars=MAX_QUERY)
+    check.bounded("limit", data.limit, 1, 50)
     check.source_type(data.source_type)
-    result = await knowledge.search(
-        request.user.id,
-    query, mode=data.mode, limit=data.limit,
-    source_type=data.source_type
-    )
-    return {"mode": result.mode,
-    "degraded_reason": result.degraded_reason,
-    "results": [hit_json(hit, query) for hit in result.hits]}
+    result = await knowledge.search(request.user.id, query, mode=data.mode, limit=data.limit,
+                                    source_type=data.source_type)
+    return {"mode": result.mode, "degraded_reason": result.degraded_reason,
+            "results": [hit_json(hit, query) for hit in result.hits]}
 
 
 @get(summary="Browse entries")

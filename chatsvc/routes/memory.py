@@ -68,17 +68,12 @@ async def create(
     request: Request, memory_service: NamedDependency[MemoryService],
     data: JSONBody[dict[str, Any]]
 ) -> dict:
-    body = _fields(data,
-    _EDITABLE)
-    for key in ("content", "type",
-    "scope"):
+    body = _fields(data, _EDITABLE)
+    for key in ("content", "type", "scope"):
         if key not in body:
-            raise InvalidMemory(key,
-    "required")
-    fields = MemoryFields(body["type"], body["scope"], body.get("project_id"),
-    body["content"])
-    memory = await memory_service.create(request.user.id,
-    fields)
+            raise InvalidMemory(key, "required")
+    fields = MemoryFields(body["type"], body["scope"], body.get("project_id"), body["content"])
+    memory = await memory_service.create(request.user.id, fields)
     return memory_json(memory)
 
 

@@ -48,20 +48,15 @@ def default_excerpt(title: str, content: str) -> str:
 
 
 async def _synced(
-    knowledge: KnowledgeService, post_obj: Post | None, post_id: str, body: dict,
-    status: int
+    knowledge: KnowledgeService, post_obj: Post | None, post_id: str, body: dict, status: int
 ) -> Response:
     """Index/unindex the post, then answer; LLM tiers run after the response."""
-    saved = await knowledge.sync_post(post_obj,
-    post_id)
+    saved = await knowledge.sync_post(post_obj, post_id)
     background = None
     if saved is not None and knowledge.wants_llm_tiers(saved):
-        background = BackgroundTask(
-            knowledge.write_llm_tiers,
-    saved.entry.id, saved.entry.content_hash
-        )
-    return Response(body, status_code=status,
-    background=background)
+        background = BackgroundTask(knowledge.write_llm_tiers, saved.entry.id,
+                                    saved.entry.content_hash)
+    return Response(body, status_code=status, background=background)
 
 
 @get(summary="Recent posts")
