@@ -26,6 +26,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from store import fts
 from store.contract import Database
@@ -46,6 +47,7 @@ CANDIDATES = {SQLITE: 5000, POSTGRESQL: 2000}
 COMMON_CANDIDATES = 1000
 
 Ranking = list[tuple[str, float]]  # (row id, score) best first
+T = TypeVar("T")
 
 
 def pool_for(limit: int) -> int:
@@ -166,13 +168,14 @@ def keyword_ranking(db: Database, query: str, params: dict, *, table: str, sql: 
     a predicate on `rowid`, restricts the candidates before the cap: a table shared by
     every user would otherwise fill the cap with other users' rows.
     """
-    counts = searched_terms(db, table, fts.query_terms(query))
+    threshold = common_at(db, table)
+    counts = searched_terms(db, table, fts.query_terms(query), common=threshold)
     if not counts:
         return []
     pg = db.dialect == POSTGRESQL
     expression = " | ".join(counts) if pg else fts.or_match(list(counts))
     matches = _matches(db.dialect, counts)
-    common = min(counts.values()) >= common_at(db, table)  # then `counts` holds one term
+    common = min(counts.values()) >= threshold  # then `counts` holds one term
     params = {**params, "q": expression,
               "candidates": COMMON_CANDIDATES if common else CANDIDATES[db.dialect],
               "over": max(KEYWORD_OVERFETCH, params["limit"])}
@@ -195,11 +198,12 @@ def _matches(dialect: str, counts: dict[str, float]) -> str:
     return _SQLITE_ALL if dialect == SQLITE and few else _MATCHES[dialect]
 
 
-def searched_terms(db: Database, table: str, terms: list[str]) -> dict[str, float]:
-    """`terms` less the common ones (see the module doc), the rarest alone when all are,
-    each with its count. A term that matches nothing is left out: it must not displace
-    a common one."""
-    common = common_at(db, table)
+def searched_terms(db: Database, table: str, terms: list[str], *,
+                   common: float | None = None) -> dict[str, float]:
+    """`terms` less the common ones (see the module doc; `common`: `common_at`, already
+    read), the rarest alone when all are, each with its count. A term that matches
+    nothing is left out: it must not displace a common one."""
+    common = common_at(db, table) if common is None else common
     counts = _match_counts(db, table, terms, common) if terms else {}
     searchable = [t for t in terms if t in counts]
     if not searchable:
@@ -215,12 +219,19 @@ def common_at(db: Database, table: str) -> float:
 
 
 def _table_rows(db: Database, table: str) -> float:
-    kept = _sizes.setdefault(db, {})
-    at, rows = kept.get(table, (None, 0.0))
-    if at is None or time.monotonic() - at >= STATS_SECONDS:
-        rows = max(0.0, float(db.scalar(_SIZE[db.dialect].format(t=table), {"t": table}) or 0))
-        kept[table] = (time.monotonic(), rows)
-    return rows
+    return _per_minute(_sizes, db, table, lambda: max(0.0, float(
+        db.scalar(_SIZE[db.dialect].format(t=table), {"t": table}) or 0)))
+
+
+def _per_minute(cache: weakref.WeakKeyDictionary, db: Database, table: str,
+                read: Callable[[], T]) -> T:
+    """`read()` for `table`, kept in `cache` (per database) for STATS_SECONDS."""
+    tables = cache.setdefault(db, {})
+    read_at, value = tables.get(table, (None, None))
+    if read_at is None or time.monotonic() - read_at >= STATS_SECONDS:
+        value = read()
+        tables[table] = (time.monotonic(), value)
+    return value
 
 
 def _match_counts(db: Database, table: str, terms: list[str], common: float
@@ -266,12 +277,11 @@ def _sqlite_count(db: Database, table: str, term: str) -> int:
 
 def _lexeme_rows(db: Database, table: str) -> dict[str, float]:
     """Estimated rows per lexeme of `table`'s tsvector (the listed ones), cached."""
-    tables = _stats.setdefault(db, {})
-    read_at, rows = tables.get(table, (None, {}))
-    if read_at is None or time.monotonic() - read_at >= STATS_SECONDS:
+
+    def read() -> dict[str, float]:
         row = db.execute(_PG_STATS, {"t": table}).fetchone()
-        rows = {} if row is None or row["elems"] is None else {
+        return {} if row is None or row["elems"] is None else {
             lexeme: freq * row["reltuples"]
             for lexeme, freq in zip(row["elems"], row["freqs"], strict=False)}
-        tables[table] = (time.monotonic(), rows)
-    return rows
+
+    return _per_minute(_stats, db, table, read)
