@@ -14,6 +14,7 @@ import pytest
 
 from chatsvc.testing import Reply
 from chatsvc.warmup import WARM_QUERY
+from tests.chatsvc.recall.conftest import wait_until_indexed
 from tests.reliability.conftest import (
     EMBED_RETRIES,
     EMBED_TIMEOUT,
@@ -121,18 +122,6 @@ def _searches(service, query: str) -> list[dict]:
     return [r.json() for r in found]
 
 
-def _wait_until_indexed(service, seconds: float = 20.0) -> None:
-    """Until the background indexer has keyed every message of the caller."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        status = httpx.get(f"{service.url}/api/conversations/index-status",
-                           headers=auth(service, "alice")).json()
-        if status["indexed"] == status["messages"]:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"messages not indexed in {seconds} s: {status}")
-
-
 def test_hybrid_searches_embed_their_query_once_while_ollama_answers_late(
         fault, ollama, scripted):
     scripted.script(Reply(chunks=["noted"]))
@@ -140,7 +129,9 @@ def test_hybrid_searches_embed_their_query_once_while_ollama_answers_late(
     note = httpx.post(f"{fault.url}/api/knowledge/documents", headers=auth(fault, "alice"),
                       json={"title": "Hangars", "content": "The zeppelin hangar opens at 9."})
     assert note.status_code == 202, note.text
-    _wait_until_indexed(fault)
+    with httpx.Client(base_url=fault.url) as http:
+        status = wait_until_indexed(http, auth(fault, "alice"), timeout=20.0)
+    assert status["indexed"] == status["messages"], status
     with _answering_late(ollama):
         conversations, knowledge = _searches(fault, "zeppelin hangar")
     assert ollama.asked("zeppelin hangar") == 2  # once per search, no more
