@@ -10,12 +10,13 @@ behind, so there is nothing to undo. A reindex changes the epoch: the next searc
 everything again.
 
 Cold start: a large index is saved as a snapshot file beside the database
-(`<database>-vectors/`, numpy arrays plus a header with its watermark, model, dimension,
-epoch and the row id of the change at its watermark) whenever it is loaded in full or
-rebuilt; a new process loads the file and applies the changes after its watermark. A
-file that is unreadable, of another model, dimension or epoch, older than the pruned
-part of the feed, or whose watermark change is not the feed's (a database restored from
-a backup) is ignored: the index is loaded from the tables and saved again.
+(`<database>-vectors/`, numpy arrays (store/sqlite/_snapshot.py) plus a header with its
+watermark, model, dimension, epoch and the row id of the change at its watermark)
+whenever it is loaded in full or rebuilt; a new process loads the file and applies the
+changes after its watermark. A file that is unreadable, of another model, dimension or
+epoch, older than the pruned part of the feed, or whose watermark change is not the
+feed's (a database restored from a backup) is ignored: the index is loaded from the
+tables and saved again.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import json
 import logging
 import os
 import threading
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +35,7 @@ import numpy as np
 
 from store import _meta
 from store.contract import Database
+from store.sqlite import _snapshot
 from store.sqlite._schema import EPOCH_KEY
 from store.sqlite._vecindex import Index, Row, View
 
@@ -44,7 +45,7 @@ LOG_KEEP = 200_000  # changes kept; an index whose watermark is older loads in f
 PRUNE_EVERY = 4096  # prune when seq crosses a multiple of this
 PERSIST_MIN_ROWS = 5000  # smaller indexes load from the tables fast enough
 FLOOR_KEY = "vec_changes_floor"  # the highest seq pruned
-FORMAT = 1  # of the snapshot file
+FORMAT = 2  # of the snapshot file (1: an .npz)
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,9 @@ class Followed:
         try:
             self.file.parent.mkdir(exist_ok=True)
             with open(partial, "wb") as out:
-                np.savez(out, header=np.array(header), **self.index.arrays())
+                _snapshot.write(out, {"header": np.array(header), **self.index.arrays()})
             partial.replace(self.file)  # atomic: readers see the old file or the new one
+            self.file.with_suffix(".npz").unlink(missing_ok=True)  # FORMAT 1's, if any
         except OSError as exc:
             partial.unlink(missing_ok=True)
             log.warning("could not save the vector snapshot %s: %s", self.file, exc)
@@ -165,7 +167,8 @@ class Followed:
         if self.file is None or not self.file.exists():
             return False
         try:
-            with np.load(self.file, allow_pickle=False) as saved:
+            with open(self.file, "rb") as fp:
+                saved = _snapshot.Snapshot(fp)
                 header = json.loads(str(saved["header"]))
                 watermark, mark = header.pop("watermark"), header.pop("mark")
                 # The change at the watermark must be the one the file saw: a database
@@ -176,7 +179,7 @@ class Followed:
                     log.info("vector snapshot %s is stale: rebuilding it", self.file)
                     return False
                 self.index.restore(saved)
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, KeyError, EOFError) as exc:
             log.warning("vector snapshot %s unreadable (%s): rebuilding it", self.file, exc)
             return False
         self._at = (at.epoch, watermark)
@@ -193,4 +196,4 @@ def snapshot_file(database: Path, table: str, owner: str | None) -> Path | None:
     if str(database) == ":memory:":
         return None
     name = table if owner is None else f"{table}-{hashlib.sha256(owner.encode()).hexdigest()[:24]}"
-    return database.with_name(database.name + "-vectors") / f"{name}.npz"
+    return database.with_name(database.name + "-vectors") / f"{name}.arrays"

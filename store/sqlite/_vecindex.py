@@ -200,16 +200,20 @@ class Index:
                 "type_names": np.array(_names(self.type_codes), dtype=str)}
 
     def restore(self, saved) -> None:
-        """Take the arrays `arrays` gave (ValueError when their shapes do not fit)."""
-        ids, floats, bits = saved["ids"], saved["floats"], saved["bits"]
+        """Take the arrays `arrays` gave from a `_snapshot.Snapshot` (ValueError when they
+        do not fit); the large ones are read straight into this index's arrays."""
+        ids = saved["ids"]
         n = len(ids)
-        if floats.shape != (n, self.dim) or bits.shape != (-(-self.dim // 64), n):
+        if (saved.shape("floats") != (n, self.dim)
+                or saved.shape("bits") != (-(-self.dim // 64), n)):
             raise ValueError("snapshot arrays do not fit this index")
         self._start(np.asarray(saved["center"], np.float32), _room(n))
         self.owner_codes = {name: i for i, name in enumerate(saved["owner_names"].tolist())}
         self.type_codes = {name: i for i, name in enumerate(saved["type_names"].tolist())}
         self.owners[:n], self.types[:n] = saved["owners"], saved["types"]
-        self.bits[:, :n], self.floats[:n], self.live[:n] = bits, floats, True
+        saved.read_into("bits", self.bits[:, :n])
+        saved.read_into("floats", self.floats[:n])
+        self.live[:n] = True
         self.ids, self.hashes = ids.tolist(), saved["hashes"].tolist()
         self.row_of = {row_id: i for i, row_id in enumerate(self.ids)}
         self.n = self.centered = n

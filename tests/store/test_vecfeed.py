@@ -15,7 +15,7 @@ import pytest
 from store import Bounds, ChunkIn, Knowledge, SqliteDatabase, Users
 from store.backend import stores_for
 from store.facts import Facts
-from store.sqlite import _vecfeed
+from store.sqlite import _snapshot, _vecfeed
 from store.sqlite._vecindex import Index
 
 DIM = 16
@@ -155,11 +155,27 @@ def _corrupt(file, db):
 
 
 def _other_model(file, db):
-    with np.load(file) as saved:
-        arrays = dict(saved)
+    with open(file, "rb") as fp:
+        saved = _snapshot.Snapshot(fp)
+        arrays = {name: saved[name] for name in saved.names}
     header = json.loads(str(arrays["header"]))
     arrays["header"] = np.array(json.dumps({**header, "model": "another"}))
     with open(file, "wb") as out:
+        _snapshot.write(out, arrays)
+
+
+def _truncated(file, db):
+    data = file.read_bytes()
+    file.write_bytes(data[:-100])
+
+
+def _earlier_format(file, db):
+    """What versions before the .npy records wrote: a zip of the same arrays."""
+    with open(file, "rb") as fp:
+        saved = _snapshot.Snapshot(fp)
+        arrays = {name: saved[name] for name in saved.names}
+    file.unlink()
+    with open(file.with_suffix(".npz"), "wb") as out:
         np.savez(out, **arrays)
 
 
@@ -183,18 +199,20 @@ def _reindexed(file, db):
     knowledge.save_embeddings([(job, _vec(1000 + int(job.text.split()[1]))) for job in jobs])
 
 
-@pytest.mark.parametrize("spoil", [_corrupt, _other_model, _pruned, _restored_backup,
-                                   _reindexed])
+@pytest.mark.parametrize("spoil", [_corrupt, _truncated, _other_model, _pruned,
+                                   _restored_backup, _reindexed, _earlier_format])
 def test_an_unusable_snapshot_file_is_rebuilt(path, files, spoil):
     db = _open(path)
     expected = _nearest(_docs(db), 1003)
-    spoil(_vecfeed.snapshot_file(db.path, "chunk_vec", None), db)
+    file = _vecfeed.snapshot_file(db.path, "chunk_vec", None)
+    spoil(file, db)
     db.close()
     if spoil is _pruned:  # the feed no longer reaches back to the file's watermark
         assert _restart(path) == (expected, ROWS)
         return
     assert _restart(path) == (expected, ROWS)  # read from the tables, and saved again
     assert _restart(path) == (expected, 0)
+    assert list(file.parent.iterdir()) == [file]  # an earlier format's file is gone
 
 
 def test_index_growth_tombstones_and_rebuild_agree_with_exact_search(monkeypatch):
