@@ -48,6 +48,8 @@ class HealthChecker:
         max_age = self.settings.health_cache_seconds
         if not fresh and self._cached and time.monotonic() - self._cached[0] < max_age:
             return self._cached[1]
+        # Aged from when the checks began: the LLM probe alone may take seconds.
+        started = time.monotonic()
         embeddings = await self._embeddings()
         result = {
             "database": await self._database(),
@@ -57,7 +59,7 @@ class HealthChecker:
             "jobs": await self._jobs(),
             "llm": await self._llm(),
         }
-        self._cached = (time.monotonic(), result)
+        self._cached = (started, result)
         return result
 
     async def report(self, *, details: bool) -> dict:
