@@ -2,9 +2,9 @@
 numpy's own .npy format (no zip), read back by name.
 
 `read_into` reads an array's bytes straight into the caller's array, the index's
-preallocated one: restoring 100k 768-d float32 facts from an `.npz` (a zip member per
-array, its CRC, a new array, then a copy into the index's arrays) took 0.3-1.2 s, most
-of it copying (evals/results/fact_search_latency.md).
+preallocated one. From an `.npz` (a zip member per array, its CRC, a new array, then a
+copy into the index's arrays) a new process's first search of 100k 768-d facts took
+214-287 ms; read in place, 79-83 ms (evals/results/snapshot_restore.md).
 """
 
 from __future__ import annotations

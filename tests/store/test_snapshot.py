@@ -18,7 +18,7 @@ def _written(arrays: dict[str, np.ndarray]) -> io.BytesIO:
     return out
 
 
-def test_arrays_come_back_by_name_in_any_order():
+def test_arrays_come_back_by_name():
     rng = np.random.default_rng(1)
     arrays = {"header": np.array('{"a": 1}'), "ids": np.array(["x", "yy", "zzz"]),
               "floats": rng.standard_normal((3, 5)).astype(np.float16),
