@@ -21,6 +21,7 @@ from tests.reliability._jobs import SMALL_CHUNKS, document, started
 from tests.reliability.ollama_server import OllamaServer
 
 SLOW_EMBED_SECONDS = 0.25  # per request (4 chunks): a 60-chunk job takes ~4 s
+HEALTH_CACHE_SECONDS = 0.05
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def child(tmp_path, ollama, scripted):
         "CHATSVC_KNOWLEDGE_LLM_TIERS": "off",
         "CHATSVC_EMBED_BREAKER_COOLDOWN": "0.2",
         "CHATSVC_EMBED_RETRIES": "0",
-        "CHATSVC_HEALTH_CACHE_SECONDS": "0.05",
+        "CHATSVC_HEALTH_CACHE_SECONDS": str(HEALTH_CACHE_SECONDS),
         # The killed process's lease on its job lapses soon after the restart.
         "CHATSVC_JOB_LEASE_SECONDS": "1",
         **SMALL_CHUNKS,
@@ -55,6 +56,9 @@ def _http(service: ServiceProcess) -> httpx.Client:
 
 
 def _waiting(service: ServiceProcess) -> dict:
+    """/health's count of rows waiting for an embedding, read after its cache has passed:
+    the start's last /health may be younger than the writes a test just made."""
+    time.sleep(2 * HEALTH_CACHE_SECONDS)
     signed_in = {"Authorization": f"Bearer {service.token}"}  # the details need a token
     return httpx.get(f"{service.url}/health", headers=signed_in).json()["checks"][
         "embeddings_waiting"]
@@ -75,9 +79,6 @@ def test_a_job_killed_mid_way_resumes_after_a_restart(child, ollama):
             "done", created["chunks"], None)
         with child.database() as db:
             assert Knowledge(db).pending_count() == 0  # no chunk without a vector
-        # /health says so once its cache (0.05 s here) no longer holds the counts it read
-        # while the job ran: the job can end right after the start's first /health.
-        time.sleep(0.1)
         assert _waiting(child)["counts"]["knowledge"] == 0
         assert child.crashes() == []
 
