@@ -154,10 +154,14 @@ def _corrupt(file, db):
     file.write_bytes(b"not a snapshot")
 
 
-def _other_model(file, db):
+def _saved_arrays(file) -> dict[str, np.ndarray]:
     with open(file, "rb") as fp:
         saved = _snapshot.Snapshot(fp)
-        arrays = {name: saved[name] for name in saved.names}
+        return {name: saved[name] for name in saved.names}
+
+
+def _other_model(file, db):
+    arrays = _saved_arrays(file)
     header = json.loads(str(arrays["header"]))
     arrays["header"] = np.array(json.dumps({**header, "model": "another"}))
     with open(file, "wb") as out:
@@ -171,9 +175,7 @@ def _truncated(file, db):
 
 def _earlier_format(file, db):
     """What versions before the .npy records wrote: a zip of the same arrays."""
-    with open(file, "rb") as fp:
-        saved = _snapshot.Snapshot(fp)
-        arrays = {name: saved[name] for name in saved.names}
+    arrays = _saved_arrays(file)
     file.unlink()
     with open(file.with_suffix(".npz"), "wb") as out:
         np.savez(out, **arrays)
