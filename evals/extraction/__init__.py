@@ -1,0 +1,1 @@
+"""Fact extraction quality: verifier thresholds, adversarial conversations, junk rate."""
