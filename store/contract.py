@@ -23,7 +23,7 @@ from store._work_contract import ExtractionQueueStore, JobStore  # noqa: F401 (p
 if TYPE_CHECKING:
     from store.chats import AssistantReply, ChatMessage, Conversation, ModelUsage
     from store.fact_sheets import FactSheet, SheetInputs
-    from store.facts import Fact, FactHit
+    from store.facts import Evidence, Fact, FactHit
     from store.hybrid import Ranking
     from store.knowledge import ChunkIn, Entry, EntryIn, Hit, Saved
     from store.memory import Memory, MemorySnapshot
@@ -230,6 +230,12 @@ class FactStore(Reindexable, Protocol):
                           extracted_at: str) -> None: ...
 
     def supersede(self, old_id: str, *, by_id: str, at: str) -> None: ...
+
+    def add_evidence(self, user_id: str, fact_id: str, evidence: Sequence[Evidence]) -> None: ...
+
+    def evidence(self, user_id: str, fact_ids: Sequence[str]) -> dict[str, list[Evidence]]: ...
+
+    def forget_conversation(self, user_id: str, conversation_id: str) -> list[str]: ...
 
     def search_by_vector(self, user_id: str, vector: Sequence[float], *, limit: int = 10,
                          max_distance: float = 1.0) -> list[FactHit]: ...
