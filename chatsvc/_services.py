@@ -62,7 +62,7 @@ class Services:
         memory_service = MemoryService(stores.memories, embedder, settings)
         llm = LLM(settings)  # the one upstream client: chat, extraction, knowledge tiers
         extractor = FactExtractor(settings, llm, fact_service, db=db, sheets=stores.fact_sheets,
-                                  queue=stores.extraction)
+                                  queue=stores.extraction, users=stores.users)
         indexer = Indexer(stores, embedder, interval=settings.index_interval_seconds,
                           lease_seconds=settings.job_lease_seconds)
         knowledge = KnowledgeService(settings, stores.knowledge, embedder, llm, indexer)

@@ -129,6 +129,9 @@ class Settings:
     # How extraction asks for JSON: json_object (OpenAI, Moonshot), schema (llama.cpp's
     # grammar-constrained json_object + schema, used for the bundled model) or off.
     extract_json_mode: str = "json_object"
+    # A verified new fact this close (cosine distance) to a live fact of the same category
+    # is a mention of it, its quotes added (measured: evals/results/extraction_quality.md).
+    fact_duplicate_distance: float = 0.04
     # Optional AI dedup of each new fact sheet; skipped when the sheet's prompt is longer.
     fact_sheet_ai_dedup: bool = False
     fact_sheet_dedup_max_tokens: int = 4_000
@@ -374,6 +377,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", values.positive_int),
     "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", values.seconds_or_off),
     "extract_json_mode": ("CHATSVC_EXTRACT_JSON_MODE", values.text),
+    "fact_duplicate_distance": ("CHATSVC_FACT_DUPLICATE_DISTANCE", values.unit_interval),
     "fact_sheet_ai_dedup": ("CHATSVC_FACT_SHEET_AI_DEDUP", values.flag),
     "fact_sheet_dedup_max_tokens": ("CHATSVC_FACT_SHEET_DEDUP_MAX_TOKENS", values.positive_int),
     "tokenizer": ("CHATSVC_TOKENIZER", values.text),

@@ -43,3 +43,12 @@ def test_what_it_was_told_comes_back_in_a_new_conversation(client, alice):
     asked = _chat(client, alice[1], "What is my dog called, and where do I live?")
     assert asked["conversation_id"] != told["conversation_id"]
     assert "biscuit" in asked["content"].lower() and "lyon" in asked["content"].lower()
+    # The question and the answer add nothing (before issue 41 the demo stored the
+    # prompt's example "Works as a nurse in Lyon" and "Has a dog named Max").
+    again = client.post("/api/facts/extract", headers=alice[1]).json()
+    assert again["new_facts"] == 0 and again["failed_batches"] == 0, again
+    said = "remember this: my dog is called biscuit and i live in lyon."
+    for fact in client.get("/api/facts", headers=alice[1]).json()["facts"]:
+        assert fact["evidence"], fact
+        assert all(e["quote"].casefold() in said for e in fact["evidence"]), fact
+        assert not {"max", "nurse"} & set(fact["fact"].lower().split()), fact
