@@ -130,8 +130,9 @@ class Settings:
     # grammar-constrained json_object + schema, used for the bundled model) or off.
     extract_json_mode: str = "json_object"
     # A verified new fact this close (cosine distance) to a live fact of the same category
-    # is a mention of it, its quotes added (measured: evals/results/extraction_quality.md).
-    fact_duplicate_distance: float = 0.04
+    # is a mention of it. 0.02 with e5-small on LoCoMo: 1.1 % of the nearest different facts
+    # of a speaker are closer, 72 % of rewrites of one fact are (fact_duplicates.json).
+    fact_duplicate_distance: float = 0.02
     # Optional AI dedup of each new fact sheet; skipped when the sheet's prompt is longer.
     fact_sheet_ai_dedup: bool = False
     fact_sheet_dedup_max_tokens: int = 4_000

@@ -250,7 +250,7 @@ def test_a_batch_processed_elsewhere_rolls_back(llm_services, alice):
     try:
         _apply.apply(s.stores.db, s.stores.facts, s.extractor.queue, user_id=user.id,
                      messages=messages, known=[], extraction=Extraction([], [], [], []),
-                     checked=checked, vectors=[None], now=utc_now(), duplicate_distance=0.04)
+                     checked=checked, vectors=[None], now=utc_now(), duplicate_distance=0.02)
     except AlreadyProcessed:
         pass
     else:
