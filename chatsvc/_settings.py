@@ -87,6 +87,10 @@ class Settings:
     # A claimed job's lease: renewed every third of it while the job runs; another
     # worker or replica takes the job over this long after its process died.
     job_lease_seconds: float = 30.0
+    # A chat turn's claim on its conversation: renewed every third of it while the turn
+    # runs, so a conversation whose process died takes a new turn this long after.
+    # Shorter than a job's: a user waits on it, and a lapse costs no redone work.
+    turn_lease_seconds: float = 15.0
 
     llm_base_url: str = MOONSHOT_BASE_URL
     llm_api_key: str | None = None
@@ -334,6 +338,7 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "embed_priority": ("CHATSVC_EMBED_PRIORITY", values.flag),
     "index_interval_seconds": ("CHATSVC_INDEX_INTERVAL", values.positive_float),
     "job_lease_seconds": ("CHATSVC_JOB_LEASE_SECONDS", values.positive_float),
+    "turn_lease_seconds": ("CHATSVC_TURN_LEASE_SECONDS", values.positive_float),
     "embed_retries": ("CHATSVC_EMBED_RETRIES", values.count),
     "embed_retry_backoff_seconds": ("CHATSVC_EMBED_RETRY_BACKOFF", values.positive_float),
     "chat_embed_deadline_seconds": ("CHATSVC_CHAT_EMBED_DEADLINE", values.positive_float),

@@ -21,7 +21,7 @@ from store._vector_state import EmbedJob, VectorState, VectorStatus  # noqa: F40
 from store._work_contract import ExtractionQueueStore, JobStore  # noqa: F401 (public here)
 
 if TYPE_CHECKING:
-    from store.chats import AssistantReply, ChatMessage, Conversation, ModelUsage
+    from store.chats import AssistantReply, ChatMessage, Conversation, ModelUsage, TurnLease
     from store.fact_sheets import FactSheet, SheetInputs
     from store.facts import Evidence, Fact, FactHit
     from store.hybrid import Ranking
@@ -175,8 +175,12 @@ class ChatStore(Protocol):
 
     def start_turn(self, user_id: str, content: str, *, conversation_id: str | None = None,
                    project_id: str | None = None, name: str | None = None,
-                   hold_seconds: float = ..., reply_id: str | None = None
-                   ) -> tuple[Conversation, ChatMessage]: ...
+                   hold_seconds: float = ..., lease: TurnLease | None = None,
+                   reply_id: str | None = None) -> tuple[Conversation, ChatMessage]: ...
+
+    def renew_turns(self, owner: str, *, lease_seconds: float) -> int: ...
+
+    def free_turns_of(self, owner: str) -> int: ...
 
     def end_turn(self, user_id: str, conversation_id: str, turn_id: str) -> None: ...
 
