@@ -10,7 +10,8 @@ order and the first that fails names the verdict:
   showed. An unknown label is a fabricated citation, not a misattributed one: there is
   no message whose author could be wrong, only a quote that is nowhere to be found;
 * `unsupported`: a number, name or date of the fact is in no quote, or too few of its
-  content words are (`MIN_COVERAGE`, measured on LoCoMo: evals/extraction/thresholds.py);
+  content words are (`MIN_COVERAGE`, measured on LoCoMo: evals/extraction/thresholds.py),
+  or the quote is about the user's relation, or negated where the fact is not (_stance);
 * `not_a_statement`: a quote is a question, condition, request, role-play line,
   instruction to the system or sarcasm, or the fact claims rights in this service.
 """
@@ -21,7 +22,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from chatsvc.extraction import _statement
+from chatsvc.extraction import _stance, _statement
 from chatsvc.extraction._support import support
 from chatsvc.extraction._words import CJK, fold
 
@@ -86,6 +87,9 @@ def verify(fact: str, evidence: Sequence[Quote], shown: Mapping[str, Shown], *,
         return Verdict("unsupported", f"{len(found.missing)} names/numbers not quoted")
     if found.coverage < min_coverage:
         return Verdict("unsupported", f"coverage {found.coverage:.2f} < {min_coverage:.2f}")
+    stance = _stance.mismatch(fold(fact), [(text[:a], text[a:b]) for _, text, a, b in spans])
+    if stance:
+        return Verdict("unsupported", stance)
     if _statement.privilege(fold(fact)):
         return Verdict("not_a_statement", "privilege claim in fact")
     for message, text, a, b in spans:

@@ -68,7 +68,7 @@ def _curve(report: dict) -> list[str]:
 def _sentences(report: dict) -> list[str]:
     verdicts = report["best_sentence_verdicts"]
     total = sum(verdicts.values())
-    shown = ", ".join(f"{'kept' if k == 'None' else k} {v} ({pct(v / total)})"
+    shown = ", ".join(f"{k} {v} ({pct(v / total)})"
                       for k, v in sorted(verdicts.items(), key=lambda kv: -kv[1]))
     return ["Full `verify()` on the single-turn true development pairs, citing only the "
             f"turn's best-covering sentence as one extractor quote would ({total} pairs): "

@@ -163,6 +163,36 @@ def test_a_third_party_fact_is_supported_as_the_users_relation():
                   zh) is None
 
 
+@pytest.mark.parametrize("message, quote, fact, kept", [
+    ("My mom is a nurse in Lyon.", "My mom is a nurse in Lyon", "Is a nurse in Lyon", False),
+    ("My mom is a nurse in Lyon.", "My mom is a nurse in Lyon",
+     "Has a mother who is a nurse in Lyon", True),
+    ("My sister Sam plays jazz.", "My sister Sam plays jazz", "Plays jazz", False),
+    ("My sister and I went to Paris.", "My sister and I went to Paris",
+     "Went to Paris with a sister", True),
+    ("我妈妈是里昂的护士。", "我妈妈是里昂的护士", "用户是里昂的护士", False),
+    ("我妈妈是里昂的护士。", "我妈妈是里昂的护士", "用户的母亲是里昂的护士", True),
+])
+def test_a_quote_about_the_users_relation_supports_only_a_fact_naming_it(message, quote,
+                                                                        fact, kept):
+    verdict = verify(fact, [Quote("m1", quote)], shown(("user", message)))
+    assert verdict == (Verdict(None) if kept else Verdict("unsupported", "about someone else"))
+
+
+@pytest.mark.parametrize("message, quote, fact, kept", [
+    ("I don't eat meat.", "eat meat", "Eats meat", False),
+    ("I don't eat meat.", "I don't eat meat", "Doesn't eat meat", True),
+    ("I eat meat every day.", "I eat meat every day", "Doesn't eat meat", False),
+    ("No, I live in Grenoble.", "I live in Grenoble", "Lives in Grenoble", True),
+    ("我不住在里昂。", "住在里昂", "用户住在里昂", False),
+    ("我不吃肉。", "我不吃肉", "用户不吃肉", True),
+])
+def test_a_fact_points_the_way_its_quote_does(message, quote, fact, kept):
+    verdict = verify(fact, [Quote("m1", quote)], shown(("user", message)))
+    assert (verdict.reason is None) == kept
+    assert kept or verdict.reason == "unsupported"
+
+
 def test_chinese_facts_are_compared_by_character_bigrams_and_named_names():
     messages = shown(("user", "记住：我的狗叫旺财，我住在里昂。"))
     assert reason("用户的狗叫旺财", [("m1", "我的狗叫旺财")], messages) is None
