@@ -40,7 +40,7 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|nobody|nothing|neither|nor|none|hardly|without)\b|n't\b"
     r"|\b(?:dont|doesnt|didnt|isnt|wasnt|cant|wont|havent|hasnt)\b|[不没别未无]")
 _ZH_NEGATION = re.compile("[不没别未无]")
-_LAST_WORDS = re.compile(r"(?:[\w'-]+\W*){1,3}$")
+_WORD = re.compile(r"[\w']+")
 _BOUNDARY = re.compile(r"[.!?。;\n]")
 _INTERJECTION = re.compile(r"[,:;、-]\s*$")
 
@@ -67,5 +67,5 @@ def _negated_before(before: str) -> bool:
         return False
     if _ZH_NEGATION.search(tail[-2:]):
         return True
-    last = _LAST_WORDS.search(tail)
-    return bool(last and _NEGATION.search(last[0]))
+    last = " ".join(_WORD.findall(tail[-48:])[-3:])
+    return bool(_NEGATION.search(last))

@@ -5,6 +5,11 @@ name or year is the worst kind of wrong fact). Soft: the share of the fact's con
 units found in the quotes (`coverage`); English units are stemmed words without
 stopwords, CJK units are character bigrams. The verifier compares `coverage` with a
 threshold measured on LoCoMo (evals/extraction/thresholds.py).
+
+Names: a capitalised word not at a sentence's start, a word with inner capitals, and
+in a CJK fact every Latin-script word. CJK has no capitals, so a CJK name is checked
+where a naming verb announces it ("狗叫旺财", "姓王"); elsewhere its bigrams count in the
+coverage like any other word (a wrong CJK name without a naming verb can slip through).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ order and the first that fails names the verdict:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from chatsvc.extraction import _stance, _statement
@@ -61,6 +61,9 @@ class Verdict:
     detail: str = ""  # short, for the debug log line; never the user's text
 
 
+_Span = tuple[Shown, str, int, int]  # message, its folded text, quote start, quote end
+
+
 def verify(fact: str, evidence: Sequence[Quote], shown: Mapping[str, Shown], *,
            ignore_words: Collection[str] = (), min_coverage: float = MIN_COVERAGE) -> Verdict:
     """Whether `fact` is grounded in the user's messages of `shown` (keyed by label)."""
@@ -70,17 +73,9 @@ def verify(fact: str, evidence: Sequence[Quote], shown: Mapping[str, Shown], *,
     for _, message in cited:
         if message is not None and message.role != "user":
             return Verdict("not_user", f"{message.label} is {message.role}")
-    spans = []
-    for quote, message in cited:
-        if message is None:
-            return Verdict("quote_not_found", f"no message {quote.message[:12]!r} was shown")
-        text, folded = fold(message.content), fold(quote.quote).strip(_EDGE)
-        if len(folded) < MIN_QUOTE_CHARS:
-            return Verdict("quote_not_found", f"quote in {message.label} too short")
-        start = find(folded, text)
-        if start is None:
-            return Verdict("quote_not_found", f"quote not in {message.label}")
-        spans.append((message, text, start, start + len(folded)))
+    spans = _spans(cited)
+    if isinstance(spans, Verdict):
+        return spans
     found = support(fact, [text[a:b] for _, text, a, b in spans], ignore_words=ignore_words,
                     said_at=[message.said_at for message, *_ in spans])
     if found.missing:
@@ -97,6 +92,24 @@ def verify(fact: str, evidence: Sequence[Quote], shown: Mapping[str, Shown], *,
         if problem:
             return Verdict("not_a_statement", f"{problem} in {message.label}")
     return Verdict(None)
+
+
+def _spans(cited: list[tuple[Quote, Shown | None]]) -> list[_Span] | Verdict:
+    """Where each quote lies in its folded message, or why one lies nowhere."""
+    spans = []
+    for quote, message in cited:
+        if not isinstance(quote.quote, str):  # the LLM's JSON is untrusted: "quote": 3
+            return Verdict("quote_not_found", "quote is not text")
+        if message is None:
+            return Verdict("quote_not_found", f"no message {str(quote.message)[:12]!r} was shown")
+        text, folded = fold(message.content), fold(quote.quote).strip(_EDGE)
+        if len(folded) < MIN_QUOTE_CHARS:
+            return Verdict("quote_not_found", f"quote in {message.label} too short")
+        start = find(folded, text)
+        if start is None:
+            return Verdict("quote_not_found", f"quote not in {message.label}")
+        spans.append((message, text, start, start + len(folded)))
+    return spans
 
 
 def find(quote: str, text: str) -> int | None:
@@ -124,12 +137,14 @@ def _wordlike(char: str) -> bool:
 _LABEL = re.compile(r"[\s\[\]()#]")
 
 
-def _message(shown: Mapping[str, Shown], label: str) -> Shown | None:
+def _message(shown: Mapping[str, Shown], label: object) -> Shown | None:
     """The message a cited label names; "M3", " m3 " and "[m3]" all name m3."""
+    if not isinstance(label, str):
+        return None
     return shown.get(label) or shown.get(_LABEL.sub("", label).lower())
 
 
-def _earlier(shown: Mapping[str, Shown], message: Shown):
+def _earlier(shown: Mapping[str, Shown], message: Shown) -> Iterator[str]:
     """The user's folded messages shown before `message`, oldest first."""
     position = _order(message.label)
     before = sorted((m for m in shown.values() if m.role == "user"
