@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from chatsvc.extraction._words import NEGATION
+
 # Relations by kind: a fact may name the relation in other words ("mom" -> "mother").
 _KINDS = """
 sister brother sibling | mother mom mum mama | father dad papa | parent parents |
@@ -36,9 +38,6 @@ _EN_FILLER = ("(?:(?:older|younger|little|big|baby|best|old|new|ex|late|eldest|o
 _ABOUT_RELATION = re.compile(
     rf"^\W*(?:my|our) {_EN_FILLER}({_EN})(?:s|es)?\b(?!,? and (?:i|me)\b)"
     rf"|^\W*我们?的?(?:好|老|小|大|亲|新|最好的)?({_ZH})(?![和跟与同]我)")
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|nobody|nothing|neither|nor|none|hardly|without)\b|n't\b"
-    r"|\b(?:dont|doesnt|didnt|isnt|wasnt|cant|wont|havent|hasnt)\b|[不没别未无]")
 _ZH_NEGATION = re.compile("[不没别未无]")
 _WORD = re.compile(r"[\w']+")
 _BOUNDARY = re.compile(r"[.!?。;\n]")
@@ -52,10 +51,10 @@ def mismatch(fact: str, quotes: Sequence[tuple[str, str]]) -> str | None:
         relation = _ABOUT_RELATION.search(quote)
         if relation and not any(kin in fact for kin in _KIN[relation[1] or relation[2]]):
             return "about someone else"
-    if not _NEGATION.search(fact):
+    if not NEGATION.search(fact):
         negated = any(_negated_before(before) for before, _ in quotes)
         return "negated in its message" if negated else None
-    if not any(_NEGATION.search(quote) or _negated_before(before) for before, quote in quotes):
+    if not any(NEGATION.search(quote) or _negated_before(before) for before, quote in quotes):
         return "negation not quoted"
     return None
 
@@ -68,4 +67,4 @@ def _negated_before(before: str) -> bool:
     if _ZH_NEGATION.search(tail[-2:]):
         return True
     last = " ".join(_WORD.findall(tail[-48:])[-3:])
-    return bool(_NEGATION.search(last))
+    return bool(NEGATION.search(last))

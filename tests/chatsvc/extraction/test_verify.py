@@ -176,7 +176,7 @@ def test_a_third_party_fact_is_supported_as_the_users_relation():
     ("My sister and I went to Paris.", "My sister and I went to Paris",
      "Went to Paris with a sister", True),
     ("我妈妈是里昂的护士。", "我妈妈是里昂的护士", "用户是里昂的护士", False),
-    ("我妈妈是里昂的护士。", "我妈妈是里昂的护士", "用户的母亲是里昂的护士", True),
+    ("我妈妈是里昂的护士。", "我妈妈是里昂的护士", "用户的妈妈是里昂的护士", True),
 ])
 def test_a_quote_about_the_users_relation_supports_only_a_fact_naming_it(message, quote,
                                                                         fact, kept):
@@ -196,6 +196,30 @@ def test_a_fact_points_the_way_its_quote_does(message, quote, fact, kept):
     verdict = verify(fact, [Quote("m1", quote)], shown(("user", message)))
     assert (verdict.reason is None) == kept
     assert kept or verdict.reason == "unsupported"
+
+
+@pytest.mark.parametrize("message, quote, fact", [
+    ("I don't live in Lyon.", "I don't live in Lyon", "Lives in Lyon"),
+    ("I actually live in Grenoble, not Lyon.", "I actually live in Grenoble, not Lyon",
+     "Lives in Lyon"),
+    ("我不住在里昂。", "我不住在里昂", "用户住在里昂"),
+    ("我其实住在天津，不是北京。", "我其实住在天津，不是北京", "用户住在北京"),
+])
+def test_a_name_only_negated_in_the_quote_does_not_support_a_positive_fact(message, quote, fact):
+    assert reason(fact, [("m1", quote)], shown(("user", message))) == "unsupported"
+
+
+def test_a_double_negation_asserts():
+    messages = shown(("user", "I can't imagine living without my dog Biscuit."))
+    assert reason("Has a dog called Biscuit",
+                  [("m1", "I can't imagine living without my dog Biscuit")], messages) is None
+
+
+def test_chinese_content_the_quotes_have_no_character_of_is_unsupported():
+    messages = shown(("user", "我住在里昂，在医院当护士。"))
+    assert reason("用户住在天津", [("m1", "我住在里昂")], messages) == "unsupported"
+    assert reason("用户住在里昂", [("m1", "我住在里昂")], messages) is None
+    assert reason("用户在医院当护士", [("m1", "在医院当护士")], messages) is None
 
 
 def test_chinese_facts_are_compared_by_character_bigrams_and_named_names():
