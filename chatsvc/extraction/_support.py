@@ -48,6 +48,7 @@ _ZH_FUNCTION = frozenset("有一个是的了在和与也都很会能要对他她
                          "过着得地还又已经曾正将其之于及或但而且就才只最更非常每些种次年月日岁多"
                          "我你")
 _SENTENCE_END = ".!?:;"
+_CLAUSE_END = re.compile(r"[.!?;,|。，！？；]")
 # Short day and month names a quote may use for the fact's full ones ("last Fri").
 _SHORT_TEXT = """
 monday:mon tuesday:tue,tues wednesday:wed thursday:thu,thur,thurs friday:fri saturday:sat
@@ -108,8 +109,11 @@ def _quoted(quotes: Sequence[str], said_at: Sequence[str | None]) -> _Quoted:
     text = " | ".join(folded)
     words, asserted, numbers, implied_names = set(), set(), set(), set()
     spoken: list[str] = []
-    reach = 0  # how many more words the last negation covers
+    reach, last_end = 0, 0  # how many more words the last negation covers
     for token in TOKEN.finditer(text):
+        if _CLAUSE_END.search(text, last_end, token.start()):
+            reach = 0  # a negation ends with its clause: "I don't smoke. I live in Lyon."
+        last_end = token.end()
         if token["word"]:
             word = token["word"]
             spoken.append(word)

@@ -30,7 +30,7 @@ REASONS = ("no_evidence", "not_user", "quote_not_found", "unsupported", "not_a_s
 
 # The least share of a fact's content units its quotes must hold: the highest value
 # (0.05 steps) that keeps 99 % of true LoCoMo observation/turn pairs of conversations 26
-# and 30 (99.4 %; it rejects 88 % of false pairs). evals/results/extraction_quality.md.
+# and 30 (99.4 %; it rejects 87 % of false pairs). evals/results/extraction_quality.md.
 MIN_COVERAGE = 0.2
 MIN_QUOTE_CHARS = 3
 # Marks a quote may add or drop at its ends ("I live in Lyon" for "I live in Lyon.").

@@ -209,10 +209,12 @@ def test_a_name_only_negated_in_the_quote_does_not_support_a_positive_fact(messa
     assert reason(fact, [("m1", quote)], shown(("user", message))) == "unsupported"
 
 
-def test_a_double_negation_asserts():
+def test_a_negation_reaches_no_further_than_its_clause_and_a_second_one_cancels_it():
     messages = shown(("user", "I can't imagine living without my dog Biscuit."))
     assert reason("Has a dog called Biscuit",
                   [("m1", "I can't imagine living without my dog Biscuit")], messages) is None
+    clauses = shown(("user", "I don't smoke. I live in Lyon."))
+    assert reason("Lives in Lyon", [("m1", "I don't smoke. I live in Lyon.")], clauses) is None
 
 
 def test_chinese_content_the_quotes_have_no_character_of_is_unsupported():
