@@ -69,11 +69,11 @@ _ROLEPLAY_END = re.compile(
     r"|\bback to reality\b|\bseriously(?:,| though)|不玩了|游戏结束|说正经的|认真说")
 
 _FRAME = re.compile(
-    r"\bimagine (?:that|if|i|i'm|you|we|being|a|an|this)\b|^\W*imagine\b|\bsuppose\b"
+    r"\bimagine (?:that|if|i|i'm|you|we|being|a|an|this)\b|^\W*imagine\b|(?<!i )\bsuppose\b"
     r"|\bhypothetically\b|\blet'?s say\b|\bin (?:a parallel|an alternate) (?:universe|world)"
     r"|假如|假设|想象|设想")
 _CONDITION = re.compile(
-    r"\b(?:if|supposing|assuming|unless i)\b|\bwere i\b|\bsay (?:i|i'm|i was)\b"
+    r"\b(?:if|as if|supposing|assuming|unless i)\b|\bwere i\b|\bsay (?:i|i'm|i was)\b"
     r"|\bin theory\b|如果|假若|假使|倘若|若是|(?<![主只需想重])要是|万一|要不是")
 
 _QUESTION = re.compile(
@@ -97,7 +97,7 @@ _REQUEST = re.compile(
     r"不要记|去掉|抹掉|清除)")
 
 _SARCASM = re.compile(
-    r"\byeah,? right\b|\bas if\b|(?:^|\s)/s\b|🙄|\bnot!|\boh,? sure\b|\boh,? great\b"
+    r"\byeah,? right\b|(?:^|\s)/s\b|🙄|\bnot!|\boh,? sure\b|\boh,? great\b"
     r"|\bsure,? and i'm\b|才怪|呵呵|是是是|对对对")
 
 

@@ -5,22 +5,32 @@ name or year is the worst kind of wrong fact). Soft: the share of the fact's con
 units found in the quotes (`coverage`); English units are stemmed words without
 stopwords, CJK units are character bigrams. The verifier compares `coverage` with a
 threshold measured on LoCoMo (evals/extraction/thresholds.py).
+
+Names: a capitalised word not at a sentence's start, a word with inner capitals, and
+in a CJK fact every Latin-script word. CJK has no capitals, so a CJK name is checked
+where a naming verb announces it ("狗叫旺财", "姓王"); elsewhere its bigrams count in the
+coverage like any other word (a wrong CJK name without a naming verb can slip through).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chatsvc.extraction import _dates
 from chatsvc.extraction._words import (
     CJK,
+    CJK_RUN,
+    NEGATION,
+    NEGATION_REACH,
     NUMBER_WORDS,
     STOPWORDS,
     TOKEN,
+    ZH_NEGATED,
     cjk_units,
     fold,
+    negates,
     normalise,
     number,
     spoken_numbers,
@@ -33,7 +43,12 @@ _ZH_SUBJECT = re.compile("该用户|这位用户|用户")
 # A CJK name follows a naming verb ("狗叫旺财"); it ends at a particle or punctuation.
 _ZH_NAMED = re.compile(f"(?:名叫|叫做|名为|名字是|名字叫|叫|姓)({CJK.pattern}{{1,4}})")
 _ZH_NAME_END = re.compile("[的了是和与在,，。]")
+# Characters that carry grammar more than content: a fact may add them freely.
+_ZH_FUNCTION = frozenset("有一个是的了在和与也都很会能要对他她它们这那该位名为叫被把给从到去"
+                         "过着得地还又已经曾正将其之于及或但而且就才只最更非常每些种次年月日岁多"
+                         "我你")
 _SENTENCE_END = ".!?:;"
+_CLAUSE_END = re.compile(r"[.!?;,|。，！？；]")
 # Short day and month names a quote may use for the fact's full ones ("last Fri").
 _SHORT_TEXT = """
 monday:mon tuesday:tue,tues wednesday:wed thursday:thu,thur,thurs friday:fri saturday:sat
@@ -60,6 +75,13 @@ class _Quoted:
     numbers: frozenset[str]
     names: frozenset[str]  # names only implied (month and day names of relative dates)
     cjk: frozenset[str]  # CJK characters and bigrams
+    # The same outside the reach of a negation: what a positive fact may use ("Lives in
+    # Lyon" finds no Lyon in "I live in Grenoble, not Lyon").
+    asserted_words: frozenset[str]
+    asserted_cjk: frozenset[str]
+
+    def positive(self) -> _Quoted:
+        return replace(self, words=self.asserted_words, cjk=self.asserted_cjk)
 
 
 def support(fact: str, quotes: Sequence[str], *, ignore_words: Collection[str] = (),
@@ -67,12 +89,15 @@ def support(fact: str, quotes: Sequence[str], *, ignore_words: Collection[str] =
     """How well `quotes` (as the user wrote them) support `fact`; `said_at[i]` is when
     quote i was written (ISO), for relative dates."""
     quoted = _quoted(quotes, said_at)
-    ignored = {_plain(fold(w)) for name in ignore_words for w in name.split()}
     text = normalise(fact)
+    if not NEGATION.search(fold(text)):
+        quoted = quoted.positive()
+    ignored = {_plain(fold(w)) for name in ignore_words for w in name.split()}
     missing = [n for n in _hard_numbers(text) if n not in quoted.numbers]
     missing += [w for w in _names(text, ignored)
                 if not _has_word(quoted, w) and fold(w) not in quoted.names]
     missing += [n for n in _zh_names(text) if n not in quoted.text]
+    missing += _zh_novel(text, quoted)
     units = _units(text, ignored)
     found = sum(_has_unit(quoted, unit) for unit in units)
     coverage = found / len(units) if units else float(not missing and bool(_hard(text)))
@@ -82,25 +107,57 @@ def support(fact: str, quotes: Sequence[str], *, ignore_words: Collection[str] =
 def _quoted(quotes: Sequence[str], said_at: Sequence[str | None]) -> _Quoted:
     folded = [fold(q) for q in quotes]
     text = " | ".join(folded)
-    words, numbers, cjk, implied_names = set(), set(), set(), set()
-    spoken = []
+    words, asserted, numbers, implied_names = set(), set(), set(), set()
+    spoken: list[str] = []
+    reach, last_end = 0, 0  # how many more words the last negation covers
     for token in TOKEN.finditer(text):
+        if _CLAUSE_END.search(text, last_end, token.start()):
+            reach = 0  # a negation ends with its clause: "I don't smoke. I live in Lyon."
+        last_end = token.end()
         if token["word"]:
             word = token["word"]
             spoken.append(word)
-            words.update((word, _plain(word), stem(word), _SHORT.get(word, word)))
+            forms = (word, _plain(word), stem(word), _SHORT.get(word, word))
+            words.update(forms)
+            if reach <= 0:
+                asserted.update(forms)
+            if negates(word):  # a second negation in reach cancels the first
+                reach = 0 if reach > 0 else NEGATION_REACH  # ("can't live without")
+            else:
+                reach -= 1
         elif token["num"]:
             numbers.add(number(token["num"]))
-        else:
-            cjk.update(token["cjk"])
-            cjk.update(cjk_units(token["cjk"]))
     for quote, when in zip(folded, said_at, strict=False):
         implied = _dates.implied(quote, _dates.said_date(when))
         numbers |= implied[0]
         implied_names |= implied[1]
     numbers |= spoken_numbers(spoken) | zh_numbers(text)
     return _Quoted(text, frozenset(words), frozenset(numbers), frozenset(implied_names),
-                   frozenset(cjk))
+                   _cjk(text), frozenset(asserted), _cjk(ZH_NEGATED.sub("|", text)))
+
+
+def _cjk(text: str) -> frozenset[str]:
+    found = set()
+    for run in CJK_RUN.findall(text):
+        found.update(run)
+        found.update(cjk_units(run))
+    return frozenset(found)
+
+
+def _zh_novel(text: str, quoted: _Quoted) -> list[str]:
+    """Runs of two or more CJK characters of the fact of which no quote has a single one
+    (function characters aside): new content, most often a name ("住在天津" <- "我住在里昂")."""
+    novel = []
+    for run in CJK_RUN.findall(_ZH_SUBJECT.sub("|", text)):
+        new = ""
+        for ch in [*run, ""]:  # "" closes the last piece
+            if ch and ch not in quoted.cjk and ch not in _ZH_FUNCTION:
+                new += ch
+                continue
+            if len(new) >= 2:
+                novel.append(new)
+            new = ""
+    return novel
 
 
 def _plain(word: str) -> str:

@@ -10,7 +10,8 @@ order and the first that fails names the verdict:
   showed. An unknown label is a fabricated citation, not a misattributed one: there is
   no message whose author could be wrong, only a quote that is nowhere to be found;
 * `unsupported`: a number, name or date of the fact is in no quote, or too few of its
-  content words are (`MIN_COVERAGE`, measured on LoCoMo: evals/extraction/thresholds.py);
+  content words are (`MIN_COVERAGE`, measured on LoCoMo: evals/extraction/thresholds.py),
+  or the quote is about the user's relation, or negated where the fact is not (_stance);
 * `not_a_statement`: a quote is a question, condition, request, role-play line,
   instruction to the system or sarcasm, or the fact claims rights in this service.
 """
@@ -18,10 +19,10 @@ order and the first that fails names the verdict:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from chatsvc.extraction import _statement
+from chatsvc.extraction import _stance, _statement
 from chatsvc.extraction._support import support
 from chatsvc.extraction._words import CJK, fold
 
@@ -60,6 +61,9 @@ class Verdict:
     detail: str = ""  # short, for the debug log line; never the user's text
 
 
+_Span = tuple[Shown, str, int, int]  # message, its folded text, quote start, quote end
+
+
 def verify(fact: str, evidence: Sequence[Quote], shown: Mapping[str, Shown], *,
            ignore_words: Collection[str] = (), min_coverage: float = MIN_COVERAGE) -> Verdict:
     """Whether `fact` is grounded in the user's messages of `shown` (keyed by label)."""
@@ -69,23 +73,18 @@ def verify(fact: str, evidence: Sequence[Quote], shown: Mapping[str, Shown], *,
     for _, message in cited:
         if message is not None and message.role != "user":
             return Verdict("not_user", f"{message.label} is {message.role}")
-    spans = []
-    for quote, message in cited:
-        if message is None:
-            return Verdict("quote_not_found", f"no message {quote.message[:12]!r} was shown")
-        text, folded = fold(message.content), fold(quote.quote).strip(_EDGE)
-        if len(folded) < MIN_QUOTE_CHARS:
-            return Verdict("quote_not_found", f"quote in {message.label} too short")
-        start = find(folded, text)
-        if start is None:
-            return Verdict("quote_not_found", f"quote not in {message.label}")
-        spans.append((message, text, start, start + len(folded)))
+    spans = _spans(cited)
+    if isinstance(spans, Verdict):
+        return spans
     found = support(fact, [text[a:b] for _, text, a, b in spans], ignore_words=ignore_words,
                     said_at=[message.said_at for message, *_ in spans])
     if found.missing:
         return Verdict("unsupported", f"{len(found.missing)} names/numbers not quoted")
     if found.coverage < min_coverage:
         return Verdict("unsupported", f"coverage {found.coverage:.2f} < {min_coverage:.2f}")
+    stance = _stance.mismatch(fold(fact), [(text[:a], text[a:b]) for _, text, a, b in spans])
+    if stance:
+        return Verdict("unsupported", stance)
     if _statement.privilege(fold(fact)):
         return Verdict("not_a_statement", "privilege claim in fact")
     for message, text, a, b in spans:
@@ -93,6 +92,24 @@ def verify(fact: str, evidence: Sequence[Quote], shown: Mapping[str, Shown], *,
         if problem:
             return Verdict("not_a_statement", f"{problem} in {message.label}")
     return Verdict(None)
+
+
+def _spans(cited: list[tuple[Quote, Shown | None]]) -> list[_Span] | Verdict:
+    """Where each quote lies in its folded message, or why one lies nowhere."""
+    spans = []
+    for quote, message in cited:
+        if not isinstance(quote.quote, str):  # the LLM's JSON is untrusted: "quote": 3
+            return Verdict("quote_not_found", "quote is not text")
+        if message is None:
+            return Verdict("quote_not_found", f"no message {str(quote.message)[:12]!r} was shown")
+        text, folded = fold(message.content), fold(quote.quote).strip(_EDGE)
+        if len(folded) < MIN_QUOTE_CHARS:
+            return Verdict("quote_not_found", f"quote in {message.label} too short")
+        start = find(folded, text)
+        if start is None:
+            return Verdict("quote_not_found", f"quote not in {message.label}")
+        spans.append((message, text, start, start + len(folded)))
+    return spans
 
 
 def find(quote: str, text: str) -> int | None:
@@ -120,12 +137,14 @@ def _wordlike(char: str) -> bool:
 _LABEL = re.compile(r"[\s\[\]()#]")
 
 
-def _message(shown: Mapping[str, Shown], label: str) -> Shown | None:
+def _message(shown: Mapping[str, Shown], label: object) -> Shown | None:
     """The message a cited label names; "M3", " m3 " and "[m3]" all name m3."""
+    if not isinstance(label, str):
+        return None
     return shown.get(label) or shown.get(_LABEL.sub("", label).lower())
 
 
-def _earlier(shown: Mapping[str, Shown], message: Shown):
+def _earlier(shown: Mapping[str, Shown], message: Shown) -> Iterator[str]:
     """The user's folded messages shown before `message`, oldest first."""
     position = _order(message.label)
     before = sorted((m for m in shown.values() if m.role == "user"

@@ -15,10 +15,21 @@ from itertools import pairwise
 
 _CJK_RANGES = "\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 CJK = re.compile(f"[{_CJK_RANGES}]")
+CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
 _LETTER = rf"[^\W\d_{_CJK_RANGES}]"
 # One token: a CJK run, a number (thousands commas kept, dropped later) or a word.
 TOKEN = re.compile(
     rf"(?P<cjk>{CJK.pattern}+)|(?P<num>\d+(?:,\d{{3}})*)|(?P<word>{_LETTER}+(?:'{_LETTER}+)*)")
+
+# A negation, English or Chinese, anywhere in a folded text.
+NEGATION = re.compile(
+    r"\b(?:not|no|never|nobody|nothing|neither|nor|none|hardly|without)\b|n't\b"
+    r"|\b(?:dont|doesnt|didnt|isnt|wasnt|cant|wont|havent|hasnt)\b|[不没别未无]")
+# What a Chinese negation covers: the few characters after it ("不是北京", "没去过上海");
+# 不错, 不过, 不少 ... are no negations.
+ZH_NEGATED = re.compile(
+    f"(?:不是|不在|没有|并非|(?!不错|不过|不少|不久|不断|不同|不仅|不但)不|没|未)[{_CJK_RANGES}]{{0,4}}")
+NEGATION_REACH = 3  # an English negation covers the next three words ("don't live in Lyon")
 
 _MARKS = str.maketrans({
     **dict.fromkeys("‘’‚‛′`´", "'"), **dict.fromkeys("“”„‟″«»「」『』", '"'),
@@ -78,6 +89,14 @@ NUMBER_WORDS = {**{w: n for n, w in enumerate(_CARDINALS)},
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
               "七": 7, "八": 8, "九": 9}
 _ZH_NUMBER = re.compile("[零〇一二两三四五六七八九十百]+")
+
+
+def negates(word: str) -> bool:
+    return word in _NEGATORS or word.endswith("n't")
+
+
+_NEGATORS = frozenset({"not", "no", "never", "nobody", "nothing", "neither", "nor", "none",
+                       "hardly", "without"})
 
 
 @lru_cache(maxsize=16384)  # words repeat: a cached stem costs a dict lookup

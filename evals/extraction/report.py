@@ -68,7 +68,7 @@ def _curve(report: dict) -> list[str]:
 def _sentences(report: dict) -> list[str]:
     verdicts = report["best_sentence_verdicts"]
     total = sum(verdicts.values())
-    shown = ", ".join(f"{'kept' if k == 'None' else k} {v} ({pct(v / total)})"
+    shown = ", ".join(f"{k} {v} ({pct(v / total)})"
                       for k, v in sorted(verdicts.items(), key=lambda kv: -kv[1]))
     return ["Full `verify()` on the single-turn true development pairs, citing only the "
             f"turn's best-covering sentence as one extractor quote would ({total} pairs): "
@@ -100,6 +100,12 @@ def _statements(rule: dict) -> list[str]:
               f"* Quotes of the assistant's lines cited as evidence: {assistant}.",
               "* assistant_claim user lines are mostly questions or thanks: their facts fall to "
               "`not_user`/`unsupported`, so they are listed but not counted above."]
+    for lang, counts in rule["cross_pairs"].items():
+        total = sum(counts.values())
+        kept = counts.get("None", 0)
+        lines.append(f"* Cross pairs ({lang}: each supported fact against the user-line quotes "
+                     f"of every other {lang} conversation): {total - kept} of {total} rejected "
+                     f"({pct((total - kept) / total)}), {kept} kept.")
     lines += [f"* Missed: {m}" for m in rule["missed"]]
     lines += [f"* Wrongly rejected: {m}" for m in rule["wrongly_rejected"]]
     lines += [f"* Supported fact lost: {m}" for m in facts["lost"]]

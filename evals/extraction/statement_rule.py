@@ -1,4 +1,5 @@
-"""The `not_a_statement` rule measured on the adversarial conversations.
+"""The `not_a_statement` rule measured on the adversarial conversations (and, as a
+Chinese check of the support rule that LoCoMo cannot give, their facts crossed).
 
 Quotes are cut from each user line as an extractor would cite them: the whole line,
 each sentence, and what follows a colon ("Remember this: ..."). A quote is judged
@@ -72,7 +73,26 @@ def measure(path: Path = ADVERSARIAL) -> dict:
             "statement_quotes": _share(by_kind, STATEMENTS),
             "missed": missed, "wrongly_rejected": wrongly,
             "supported_facts": _supported(conversations),
-            "assistant_quotes": _assistant(conversations)}
+            "assistant_quotes": _assistant(conversations),
+            "cross_pairs": cross_pairs(conversations)}
+
+
+def cross_pairs(conversations: list[dict]) -> dict:
+    """Each supported fact against the user-line quotes of every other conversation of
+    its language: a false pair the verifier should reject (a true duplicate, such as
+    "I live in Lyon." in two conversations, may pass)."""
+    found: dict[str, Counter] = defaultdict(Counter)
+    for fact_from in conversations:
+        for fact in fact_from["supported"]:
+            for other in conversations:
+                if other is fact_from or other["lang"] != fact_from["lang"]:
+                    continue
+                messages = shown(other)
+                for label, message in messages.items():
+                    for quote in quotes(message.content) if message.role == "user" else ():
+                        verdict = verify(fact, [Quote(label, quote)], messages)
+                        found[fact_from["lang"]][str(verdict.reason)] += 1
+    return {lang: dict(counts) for lang, counts in sorted(found.items())}
 
 
 def _share(by_kind: dict[str, Counter], kinds: tuple[str, ...]) -> dict:

@@ -30,7 +30,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 HEADING = "## Verifier thresholds"
 KEEP = 0.99
 GRID = [round(0.05 * i, 2) for i in range(21)]
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+| - ")  # where _statement ends a sentence too
 
 
 def collect(path: Path, numbers: list[int], seed: int) -> tuple[list[Pair], int]:
@@ -86,8 +86,16 @@ def sentence_verdicts(pairs: list[Pair]) -> dict[str, int]:
         shown = {"m1": Shown("m1", "user", turn.text, turn.said_at)}
         verdict = verify(pair.observation, [Quote("m1", best)], shown,
                          ignore_words=[pair.speaker])
-        reasons[str(verdict.reason)] += 1
+        reasons[_kind(verdict)] += 1
     return dict(reasons)
+
+
+def _kind(verdict) -> str:
+    """The reason with the rule's family ("unsupported: coverage"), for the report."""
+    if verdict.reason is None:
+        return "kept"
+    family = re.sub(r"[\d.<]+| in m\d+", "", verdict.detail).strip()
+    return f"{verdict.reason}: {family}" if family else verdict.reason
 
 
 def bench(pairs: list[Pair], rounds: int) -> dict:
