@@ -2,13 +2,14 @@
 
 These stand until an LLM writes better ones, and for good when there is no LLM, so
 they must read as prose whatever the text came from: Markdown, or an upload's text
-(PDF: one line per printed line, a blank line between pages; DOCX and HTML:
+(PDF: one line per printed line, no blank line but between pages; DOCX and HTML:
 headings as `#` lines, list items as `- `, table rows of cells joined with ` | `).
 The lines are put back into items (a wrapped line joins its paragraph, also across a
 page break; a heading, list item or table row stands alone), list markers are
 stripped, and only sentences of at least `MIN_WORDS` qualify: headings, title lines,
-table rows, code and fragments such as a lone `3.` never do. Nothing is added but a
-full stop in the text's own script where a list item had none.
+tables of contents, table rows, code and fragments such as a lone `3.` never do.
+Nothing is added but a full stop in the text's own script where a list item had none.
+docs/knowledge.md ("L0 / L1 / L2") lists the rules.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ ABSTRACT_MAX_CHARS = 400
 OVERVIEW_POINTS = 8
 POINT_MAX_CHARS = 200
 MIN_WORDS = 3  # a CJK character counts as half a word
+PARAGRAPH_END = 0.7  # share of a paragraph's width its short last line stays under
+MIN_WORDS_OPEN = 5  # for a list item without a full stop: shorter ones are labels, menus
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -35,9 +38,12 @@ _MARKER = re.compile(
     r"|[（(][一二三四五六七八九十\d]{1,3}[)）]\s*|[一二三四五六七八九十\d]{1,3}[、．]\s*"
     r"|[\u2460-\u2473]\s*)?"
     r"(?:\[[ xX]\]\s+)?")
+_SECTION = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.?\s+")
 _ENDED = re.compile(r"[.!?。！？][\"'”’」』)）\]]*$")
 _OPEN = re.compile(r"[;；:：,，]$|\b(?:e\.g|i\.e|vs|cf|Mr|Mrs|Ms|Dr|St|No|[A-Z])\.$")
 _CJK_CHAR = re.compile(f"[{CJK}]")
+_LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}|·{4,}")  # a table of contents' dot leaders
+_HYPHENATED = re.compile(r"([^\W\d_][\w-]*[^\W\d_])-$")
 _WORD = re.compile(r"[^\W\d_]+")
 _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
 
@@ -49,7 +55,6 @@ class _Item:
     heading: str | None
     lines: list[str] = field(default_factory=list)
     listed: bool = False  # began with a list marker
-    title: bool = False  # a PDF's title or heading line, told apart by its layout
 
     @property
     def text(self) -> str:
@@ -109,18 +114,19 @@ def _items(content: str) -> list[_Item]:
             blank = True
             continue
         elif match := _HEADING.match(raw):
-            heading, current = match.group(1).strip(), None
-        elif " | " in line or line.startswith("|") or _RULE.match(line):
+            heading, current = match.group(1).strip(" ¶"), None  # ¶: Sphinx's anchors
+        elif _not_prose(line):
             current = None
         elif (marker := _MARKER.match(line).end()) or not _continues(current, line, blank):
-            if marker and current is not None and not blank:
-                current.title = not current.listed and _one_open_line(current)  # a list's title
             current = _Item(heading, [line[marker:]], listed=bool(marker))
             items.append(current)
-        elif _is_title(current.lines[-1], line):
-            current.title = len(current.lines) == 1
+        elif _is_title(current.lines[-1], line) or _ends_paragraph(current, line):
             current = _Item(heading, [line])
             items.append(current)
+        elif (hyphen := _HYPHENATED.search(current.lines[-1])) and line[:1].islower():
+            # "manip-" "ulation" is one word, "nomic-embed-" "text" keeps its hyphens
+            kept = current.lines[-1] if "-" in hyphen.group(1) else current.lines[-1][:-1]
+            current.lines[-1] = kept + line
         else:
             current.lines.append(line)
         blank = False
@@ -139,6 +145,14 @@ def _continues(current: _Item | None, line: str, blank: bool) -> bool:
     return not _ENDED.search(current.lines[-1]) and line[:1].islower()
 
 
+def _ends_paragraph(item: _Item, line: str) -> bool:
+    """Whether the item's last line ends a PDF paragraph (a page holds no blank lines):
+    a full stop on a line shorter than the paragraph's others."""
+    previous = item.lines[-1]
+    width = max(len(other) for other in [*item.lines, line])
+    return bool(_ENDED.search(previous)) and len(previous) < PARAGRAPH_END * width
+
+
 def _is_title(previous: str, line: str) -> bool:
     """Whether `previous` is a title or heading line of a PDF, not a wrapped sentence:
     no full stop, and half as long as the next line or in title case."""
@@ -149,9 +163,20 @@ def _is_title(previous: str, line: str) -> bool:
     return _title_case(previous) and (line[:1].isupper() or line[:1].isdigit())
 
 
-def _one_open_line(item: _Item) -> bool:
-    """One line without a full stop."""
-    return len(item.lines) == 1 and not _ENDED.search(item.lines[0])
+def _not_prose(line: str) -> bool:
+    """A table row, a rule, a line of a table of contents or a numbered heading."""
+    return (" | " in line or line.startswith("|") or bool(_RULE.match(line))
+            or bool(_LEADER.search(line)) or _is_section(line))
+
+
+def _is_section(line: str) -> bool:
+    """A numbered heading of a PDF ("2.1 Directory layout"): two levels of numbers, then
+    a capital (or CJK) and no full stop, unlike "2.5 metres wide" in a wrapped line."""
+    number = _SECTION.match(line)
+    if number is None or line.endswith((".", "。")):  # "1.2 What is it?" is one
+        return False
+    first = line[number.end():][:1]
+    return first.isupper() or bool(_CJK_CHAR.match(first))
 
 
 def _title_case(text: str) -> bool:
@@ -163,8 +188,11 @@ def _title_case(text: str) -> bool:
 
 
 def _sentences(item: _Item) -> list[str]:
-    """The item's sentences of at least MIN_WORDS; none from a title line."""
-    if _one_open_line(item) and (item.title or _title_case(item.text)):
+    """The item's sentences of at least MIN_WORDS. Text after its last full stop counts
+    only in a list item (often written without one) of MIN_WORDS_OPEN, not in title
+    case: elsewhere it is a title page's lines, a caption, a label or a menu. A question
+    alone on its line is a heading."""
+    if len(item.lines) == 1 and item.text.endswith(("?", "？")):
         return []
     merged: list[str] = []
     for part in split_sentences(item.text):
@@ -172,6 +200,10 @@ def _sentences(item: _Item) -> list[str]:
             merged[-1] = join_sentences([merged[-1], part])
         else:
             merged.append(part)
+    if merged and not _ENDED.search(merged[-1]) and (
+            not item.listed or _title_case(merged[-1])
+            or _words(merged[-1]) < MIN_WORDS_OPEN):
+        merged.pop()
     return [s for s in merged if _words(s) >= MIN_WORDS]
 
 

@@ -92,9 +92,9 @@ def test_without_headings_each_paragraph_or_item_gives_a_point():
             "```\nrota --show all of the weeks\n```\n\n---\n\n仓库每周五下午清点一次。")
     abstract, overview = extractive_tiers("Rota", text)
     assert abstract == ("The rota for team Kestrel changes on Mondays. Swaps are agreed in "
-                        "the team channel. Ask the lead first.")
+                        "the team channel.仓库每周五下午清点一次。")
     assert _points(overview) == ["The rota for team Kestrel changes on Mondays.",
-                                 "Swaps are agreed in the team channel", "Ask the lead first",
+                                 "Swaps are agreed in the team channel",  # "Ask…": a label
                                  "仓库每周五下午清点一次。"]
 
 
@@ -123,3 +123,42 @@ def test_a_title_line_over_a_list_is_left_out_in_any_script():
         abstract, overview = extractive_tiers("T", text)
         assert "规则" not in abstract and "rules" not in abstract, abstract
         assert len(_points(overview)) == 2
+
+
+# A manual's first pages as pypdf reads them: a title page of names, a table of
+# contents with dot leaders, numbered section headings, a word hyphenated at a line end.
+MANUAL_PDF = """Libtasn1
+Abstract Syntax Notation One (ASN.1) library for the GNU system
+for version 4.19.0, 18 August 2022
+Fabio Fiorina
+Simon Josefsson
+
+Table of Contents
+1 Introduction . . . . . . . . . . . . . . . . . 1
+2 ASN.1 structure handling . . . . . . . . . . 2
+
+1. Introduction
+1.1. What is this manual?
+This manual is for GNU Libtasn1, a library for Distinguished Encoding Rules manip-
+ulation.
+1.2. Language used in this manual
+The key words MUST and SHOULD are to be read as in RFC 2119."""
+
+
+def test_a_manuals_title_page_contents_and_section_numbers_are_left_out():
+    abstract, overview = extractive_tiers("Libtasn1", MANUAL_PDF)
+    assert abstract == ("This manual is for GNU Libtasn1, a library for Distinguished Encoding "
+                        "Rules manipulation. The key words MUST and SHOULD are to be read as "
+                        "in RFC 2119.")
+    assert _points(overview) == abstract.replace("n. The", "n.\nThe").splitlines()
+
+
+def test_a_pdf_page_without_blank_lines_falls_into_its_paragraphs():
+    page = ("The embedding model is nomic-embed-\ntext, which runs locally on the same machine "
+            "as the\nservice.\nVectors have 768 dimensions and are stored beside the chunks "
+            "they\ncame from.")
+    _abstract, overview = extractive_tiers("Vectors", page)
+    assert _points(overview) == [
+        "The embedding model is nomic-embed-text, which runs locally on the same machine as "
+        "the service.",
+        "Vectors have 768 dimensions and are stored beside the chunks they came from."]
