@@ -66,23 +66,24 @@ def extractive_tiers(title: str, content: str) -> tuple[str, str]:
     (or per paragraph when there are fewer than two sections); `title` when the text
     has no sentence at all."""
     items = _items(content)
-    sentences = [s for item in items for s in _sentences(item)]
-    return _abstract(sentences, items, title), _overview(items)
+    found = [(item.heading, sentences) for item in items if (sentences := _sentences(item))]
+    abstract = _abstract([s for _heading, sentences in found for s in sentences])
+    if not abstract:  # no sentence anywhere: the first line of text, else the title
+        abstract = clip(items[0].text if items else title, ABSTRACT_MAX_CHARS)
+    return abstract, _overview([(heading, sentences[0]) for heading, sentences in found])
 
 
-def _abstract(sentences: list[str], items: list[_Item], title: str) -> str:
+def _abstract(sentences: list[str]) -> str:
     chosen: list[str] = []
     for sentence in sentences[:ABSTRACT_SENTENCES]:
         if chosen and len(join_sentences([*chosen, _ended(sentence)])) > ABSTRACT_MAX_CHARS:
             break
         chosen.append(_ended(sentence))
-    if not chosen:  # no sentence anywhere: the first line of text, else the title
-        chosen = [items[0].text if items else title]
     return clip(join_sentences(chosen), ABSTRACT_MAX_CHARS)
 
 
-def _overview(items: list[_Item]) -> str:
-    firsts = [(item.heading, sentences[0]) for item in items if (sentences := _sentences(item))]
+def _overview(firsts: list[tuple[str | None, str]]) -> str:
+    """From each item's (heading, first sentence)."""
     sections: dict[str, str] = {}  # heading -> its first sentence, in order
     for heading, first in firsts:
         if heading is not None:

@@ -307,3 +307,19 @@ def test_a_resumed_upload_job_asks_for_the_summaries_it_never_got(llm_services, 
     assert llm_services.stores.jobs.get(user.id, job.id).status == "done"
     entry = llm_services.stores.knowledge.read(saved.entry.id)
     assert (entry.abstract, entry.tiers_by, len(upstream.requests)) == ("Plot rules.", "llm", 1)
+
+
+def test_an_llm_that_never_answers_holds_an_upload_job_only_for_the_tier_timeout(
+        monkeypatch, upstream, local_embedder):
+    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
+    monkeypatch.setenv("CHATSVC_KNOWLEDGE_TIER_TIMEOUT", "0.5")
+    opened = Services.open(Settings.from_env(), embedder=local_embedder)
+    token = opened.stores.users.add("fay")[1]
+    upstream.script(Reply(hang=True))
+    try:
+        with TestClient(create_app(services=opened)) as client:
+            entry = _uploaded_entry(client, {"Authorization": f"Bearer {token}"}, "rules.pdf")
+        assert opened.stores.knowledge.pending_count(entry["id"]) == 0  # embedded after it
+    finally:
+        opened.stores.db.close()
+    assert (entry["tiers_by"], entry["abstract"]) == ("extractive", READABLE["rules.pdf"])
