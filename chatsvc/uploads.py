@@ -7,9 +7,9 @@ The request creates the entry empty, with source `upload:<new id>`: its id is th
 resumed after a crash extracts again and saves the same entry ("unchanged"), then
 embeds only the chunks still without a vector. Between the save and the embedding
 the job asks the LLM for the entry's L0/L1 tiers, as `POST /api/knowledge/documents`
-does after its response (`KnowledgeService.write_llm_tiers`): at most once per
-saved text, again on a resumed job whose entry has none yet; a failed or unusable
-answer keeps the extractive tiers and the job goes on. A job that fails on the file (a
+does after its response (`KnowledgeService.write_llm_tiers`): once per saved text,
+and again on a resumed job whose entry has none yet; a failed or unusable answer
+keeps the extractive tiers and the job goes on. A job that fails on the file (a
 DocumentError) deletes the empty entry; the job's `error` says why. The entry is
 pinned only once it has its text, so the prefix changes once.
 """
