@@ -261,10 +261,16 @@ class Settings:
                         embed_document_prefix=doc_prefix, embed_query_prefix=query_prefix)
 
     @property
+    def llm_is_bundled(self) -> bool:
+        """Whether the LLM is a bundled local model: llama.cpp serves it without a
+        tool-calling chat format (it calls a tool only when `tool_choice` names it)."""
+        return self.llm_model in CHAT_MODELS
+
+    @property
     def tools_enabled(self) -> bool:
-        """Whether chat turns offer the model tools: the bundled local models have no
-        tool-calling chat format, any other upstream is assumed to support them."""
-        return self.tools == "auto" and self.llm_model not in CHAT_MODELS
+        """Whether chat turns offer the model tools: the bundled local models cannot
+        choose among them, any other upstream is assumed to support them."""
+        return self.tools == "auto" and not self.llm_is_bundled
 
     @property
     def reply_reserve_tokens(self) -> int:

@@ -32,6 +32,10 @@ class InvalidImport(ValueError):
 
 
 def parse(body: object, *, max_chars: int) -> list[Conversation]:
+    if isinstance(body, list):  # most likely a ChatGPT export's conversations.json, as is
+        raise InvalidImport("body", 'is a list: send {"conversations": [...]}, or for a '
+                            "ChatGPT export's conversations.json "
+                            '{"format": "chatgpt", "conversations": <its list>}')
     if not isinstance(body, dict):
         raise InvalidImport("body", 'must be an object {"conversations": [...]}')
     kind = body.get("format", "native")

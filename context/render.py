@@ -101,10 +101,11 @@ def snippet_lines(snippets: Sequence[Snippet]) -> list[str]:
 def excerpt_lines(excerpts: Sequence[Excerpt]) -> list[str]:
     """Best match first (budgets cut the tail); each on one line, whitespace collapsed."""
     ordered = sorted(excerpts, key=lambda e: (-e.score, e.id))
-    return [f"[{e.created_at[:10]}] {e.speaker}: {_one_line(e.text)}" for e in ordered]
+    return [f"[{e.created_at[:10]}] {e.speaker}: {excerpt_text(e.text)}" for e in ordered]
 
 
-def _one_line(text: str) -> str:
+def excerpt_text(text: str) -> str:
+    """An earlier message as the block quotes it: one line, at most EXCERPT_CHARS."""
     line = " ".join(text.split())
     return line if len(line) <= EXCERPT_CHARS else line[: EXCERPT_CHARS - 1].rstrip() + "…"
 

@@ -24,6 +24,7 @@ from chatsvc._threads import in_thread_shielded
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._stopwatch import Stopwatch
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
+from context.render import excerpt_text
 from context.tokens import get_tokenizer
 from store import User
 from store.chats import Conversation
@@ -93,6 +94,7 @@ def _recalled_sources(assembly: Assembly) -> list[dict]:
     """The earlier messages the block shows (not all that were found: the block leaves
     out what the prompt shows already and what its budget cannot hold)."""
     return [{"type": "message", "id": e.id, "conversation_id": e.conversation_id,
+             "speaker": e.speaker, "created_at": e.created_at, "text": excerpt_text(e.text),
              "score": e.score, "layer": "message"} for e in assembly.excerpts]
 
 

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from chatsvc._errors import SettingsError
+from chatsvc._settings import Settings
 from chatsvc.cli import (
     _backup,
     _doctor,
@@ -18,8 +19,8 @@ from chatsvc.cli import (
     _users,
     _vectors,
 )
-from chatsvc.cli._common import fail
-from store import StoreError
+from chatsvc.cli._common import NoDatabase, database_location, fail
+from store import NotFound, StoreError
 
 COMMANDS = [_serve, _users, _doctor, _vectors, _index, _import, _extract, _backup, _mcp]
 DESCRIPTION = (
@@ -44,7 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"chatsvc: configuration error: {exc}", file=sys.stderr)
         return 2
-    except StoreError as exc:  # no such user, a user that exists, a busy database...
+    except NoDatabase as exc:
+        return fail(str(exc))
+    except NotFound as exc:  # no such user: say which database was looked in
+        return fail(f"{exc} in {database_location(Settings.from_env())} (chatsvc users list)")
+    except StoreError as exc:  # a user that exists, a busy database...
         return fail(str(exc))
     except KeyboardInterrupt:
         return 130

@@ -1,11 +1,20 @@
-"""chatsvc doctor: each dependency, ok or what is wrong and how to fix it."""
+"""chatsvc doctor: each dependency, ok or what is wrong and how to fix it.
+
+Before the first `chatsvc serve` or `chatsvc users add` there is no database yet: the
+checks then run on a throwaway one, and the database line says where it will be, so
+`doctor` never leaves an empty database (or data dir) behind."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import tempfile
+from pathlib import Path
 
-from chatsvc.cli._common import open_services
+from chatsvc._health import Check
+from chatsvc._services import Services
+from chatsvc.cli._common import NoDatabase, cli_settings, database_location, require_database
 
 
 def register(subparsers) -> None:
@@ -13,18 +22,29 @@ def register(subparsers) -> None:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    services = open_services()
-
-    async def run() -> dict:
+    settings = cli_settings()
+    with contextlib.ExitStack() as stack:
         try:
-            return await services.health.checks(fresh=True)
-        finally:
-            await services.aclose()
-
-    checks = asyncio.run(run())
+            require_database(settings)
+            missing = None
+        except NoDatabase:
+            missing = database_location(settings)
+            throwaway = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            settings = settings.with_overrides(data_dir=throwaway)
+        checks = asyncio.run(_checks(Services.open(settings)))
+    if missing:
+        checks["database"] = Check(True, f"none yet at {missing}: `chatsvc serve` or "
+                                         "`chatsvc users add NAME` creates it there")
     for name, check in checks.items():
         mark = "ok  " if check.ok else "FAIL"
         print(f"{mark} {name:<18} {check.detail}")
         if not check.ok and check.fix:
             print(f"     {'':<18} fix: {check.fix}")
     return 0 if all(c.ok for c in checks.values()) else 1
+
+
+async def _checks(services: Services) -> dict:
+    try:
+        return await services.health.checks(fresh=True)
+    finally:
+        await services.aclose()

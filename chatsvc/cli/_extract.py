@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 
 from chatsvc._services import Services
-from chatsvc.cli._common import cli_settings
+from chatsvc.cli._common import cli_settings, require_database
 from chatsvc.cli._serve import local_overrides
 
 
@@ -21,7 +21,9 @@ def register(subparsers) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
-        settings = local_overrides(cli_settings(), stack)
+        settings = cli_settings()
+        require_database(settings)  # before the local LLM writes its files there
+        settings = local_overrides(settings, stack)
         return asyncio.run(_extract(Services.open(settings), args.user))
 
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Iterable
 
-from chatsvc.cli._common import fail, services_open
+from chatsvc.cli._common import database_location, fail, services_open
 from chatsvc.export import export_pieces
 
 
@@ -34,11 +34,12 @@ def register(subparsers) -> None:
 
 
 def _add(args: argparse.Namespace) -> int:
-    with services_open() as services:
+    with services_open(create=True) as services:  # the first user creates the database
         user, token = services.stores.users.add(args.name, admin=args.admin,
                                                 timezone=args.timezone)
     role = "admin" if user.is_admin else "user"
-    print(f"created {role} {user.name}; keep this token, it is shown once:")
+    print(f"created {role} {user.name} in {database_location(services.settings)}; "
+          "keep this token, it is shown once:")
     print(token)
     return 0
 

@@ -28,19 +28,35 @@ class ToolCalls:
     def __init__(self) -> None:
         self._calls: dict[int, dict] = {}
 
-    def add(self, delta: ToolCallDelta) -> None:
+    def add(self, delta: ToolCallDelta) -> list[dict]:
+        """Add the fragments; returns them as OpenAI sends them. llama.cpp repeats a
+        call's `id`, `type` and `name` in every fragment: such a repeat (its call's id
+        again) adds no name, and is returned without them, since clients append names."""
+        shaped = []
         for fragment in delta.fragments:
             index = fragment.get("index")
             if isinstance(index, bool) or not isinstance(index, int):
                 index = len(self._calls)  # a provider that omits the index: one call each
             call = self._calls.setdefault(index, {
                 "id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+            if call["id"] and fragment.get("id") == call["id"]:
+                fragment = _without_header(fragment)
             call["id"] = _text(fragment.get("id")) or call["id"]
             function = fragment.get("function")
             if isinstance(function, dict):
                 call["function"]["name"] += _text(function.get("name"))
                 call["function"]["arguments"] += _text(function.get("arguments"))
+            shaped.append(fragment)
+        return shaped
 
     def calls(self) -> list[dict]:
         """OpenAI's assistant `tool_calls`, in index order."""
         return [self._calls[index] for index in sorted(self._calls)]
+
+
+def _without_header(fragment: dict) -> dict:
+    rest = {key: value for key, value in fragment.items() if key not in ("id", "type")}
+    if isinstance(fragment.get("function"), dict):
+        rest["function"] = {key: value for key, value in fragment["function"].items()
+                            if key != "name"}
+    return rest

@@ -94,6 +94,9 @@ PASSTHROUGH = {
 }
 
 
+TOOL_OPTIONS = ("tools", "tool_choice", "parallel_tool_calls")
+
+
 def options(data: dict) -> dict:
     """The pass-through options of a request body, each valid (400 naming it if not)."""
     for key, valid in PASSTHROUGH.items():
@@ -101,4 +104,32 @@ def options(data: dict) -> dict:
             raise check.bad(key, problem)
     if "tool_choice" in data and "tools" not in data:
         raise check.bad("tool_choice", "is only allowed when tools are given")
+    named = _named(data.get("tool_choice"))
+    if named is not None and named not in {tool["function"]["name"] for tool in data["tools"]}:
+        raise check.bad("tool_choice", f"names {named!r}, which is not in tools")
     return {key: data[key] for key in PASSTHROUGH if key in data}
+
+
+def _named(choice) -> str | None:
+    return choice["function"]["name"] if isinstance(choice, dict) else None
+
+
+def for_bundled_model(options: dict, model: str) -> dict:
+    """`options` as llama.cpp serves a bundled model's tools: it makes a call only when
+    `tool_choice` names the tool (a grammar then forces that call) and never chooses
+    among tools itself, so a request that leaves the choice to the model is a 400
+    rather than an answer that ignores its tools."""
+    if "tools" not in options:
+        return options
+    tools, choice = options["tools"], options.get("tool_choice", "auto")
+    if choice == "none":  # no call wanted: the model answers from what it has
+        return {key: value for key, value in options.items() if key not in TOOL_OPTIONS}
+    if choice == "required" and len(tools) == 1:
+        choice = {"type": "function", "function": {"name": tools[0]["function"]["name"]}}
+    if _named(choice) is None:
+        raise check.bad("tool_choice", (
+            f"{choice!r} leaves the choice of a tool to the model, which the bundled local "
+            f"model {model!r} (llama.cpp) cannot make: name the tool "
+            '({"type": "function", "function": {"name": ...}}, or "required" with one tool), '
+            'send "none", or set LLM_BASE_URL to an upstream with tool calling'))
+    return {**options, "tool_choice": choice}

@@ -25,9 +25,10 @@ from chatsvc._admission import StreamSlots
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
 from chatsvc.chat import HeadStart, Outcome, Prepared, Relay, Sources, prepare
-from chatsvc.llm import LLM, Piece, ToolCallDelta, Usage
+from chatsvc.llm import LLM, Piece, ToolCallDelta, ToolCalls, Usage
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openai_messages import parse_messages
+from chatsvc.routes._openai_options import for_bundled_model
 from chatsvc.routes._openai_options import options as passed_through
 from chatsvc.routes._openapi import OpenAIStreamingOperation
 from chatsvc.routes.chat import check_message, event_stream, joined
@@ -67,9 +68,9 @@ def _chunk(ident: str, model: str, delta: dict, finish_reason: str | None = None
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
 
-def _delta(piece: Piece) -> dict:
+def _delta(piece: Piece, calls: ToolCalls) -> dict:
     if isinstance(piece, ToolCallDelta):
-        return {"tool_calls": piece.fragments}  # relayed exactly as the upstream sent them
+        return {"tool_calls": calls.add(piece)}  # as sent, a call's header only once
     return {"content": piece}
 
 
@@ -87,9 +88,10 @@ def _data(payload: dict) -> ServerSentEvent:
 async def _stream(relay: Relay, ident: str, model: str,
                   include_usage: bool) -> AsyncIterator[ServerSentEvent | bytes]:
     yield _data(_chunk(ident, model, {"role": "assistant", "content": ""}))
+    calls = ToolCalls()
     async with aclosing(relay.events()) as events:
         async for pieces in events:
-            yield joined([_data(_chunk(ident, model, _delta(piece))) for piece in pieces])
+            yield joined([_data(_chunk(ident, model, _delta(piece, calls))) for piece in pieces])
     outcome = relay.outcome
     if outcome.status != "complete":
         yield _data({"error": {"message": outcome.error_message, "type": "upstream_error",
@@ -120,6 +122,8 @@ async def chat_completions(
         raise check.bad("stream", "must be true or false")
     include_usage = _include_usage(data)
     options = passed_through(data)
+    if settings.llm_is_bundled:
+        options = for_bundled_model(options, model)
     with slots.take(request.user.id) as slot:
         head_start = HeadStart.when_remote(sources, current)  # beside the stable layers
         try:

@@ -40,7 +40,7 @@ def test_reindexing_skips_unchanged_replaces_changed_and_deletes_removed(service
     assert store.stats(viewer_id="x")["total"] == 1
 
 
-def test_index_command_end_to_end(tmp_path, capsys):
+def test_index_command_end_to_end(services, tmp_path, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "one.md").write_text("# One\n\nFirst file.")
@@ -62,7 +62,8 @@ def test_pdf_and_docx_files_are_read_like_uploads_and_bad_ones_skipped(services,
     assert sorted(h.title for h in hits) == ["Rota DOCX", "Rota PDF"]
 
 
-def test_each_file_shows_its_chunks_embedded_like_a_job(tmp_path, capsys, monkeypatch):
+def test_each_file_shows_its_chunks_embedded_like_a_job(services, tmp_path, capsys,
+                                                       monkeypatch):
     monkeypatch.setenv("CHATSVC_CHUNK_MAX_CHARS", "120")
     monkeypatch.setenv("CHATSVC_CHUNK_OVERLAP_CHARS", "10")
     monkeypatch.setenv("CHATSVC_KNOWLEDGE_LLM_TIERS", "off")

@@ -85,8 +85,16 @@ function sourceItem(source) {
     : source.score !== undefined && source.score !== null ? `score ${Number(source.score).toFixed(3)}` : '';
   const notes = [LAYERS[source.layer], measure].filter(Boolean).join(' · ');
   return h('li', { 'data-type': source.type, 'data-id': source.id, 'data-layer': source.layer },
-    badge(source.type), ' ', h('span', { class: 'source-name' }, source.title || source.id),
+    badge(source.type), ' ',
+    source.type === 'message' ? recalled(source) : h('span', { class: 'source-name' }, source.title || source.id),
     notes && h('span', { class: 'muted' }, ` · ${notes}`));
+}
+
+// An earlier message the answer was shown: who said it, when, and the quoted text.
+function recalled(source) {
+  return h('span', { class: 'source-name' },
+    h('strong', {}, source.speaker || 'Someone'), ' · ', timeEl(source.created_at), ': ',
+    h('q', { class: 'source-text' }, source.text || source.id));
 }
 
 function showMeta(answer, meta) {

@@ -101,9 +101,10 @@ function render(query, { results, mode, degraded_reason: reason }) {
   const words = termsOf(query);
   $('recall-results').replaceChildren(...results.map((hit) => resultItem(hit, words)));
   showResults(true);
-  const found = results.length
-    ? `${plural(results.length, 'message')} found.`
-    : `No messages match “${query}”.`;
+  const found = results.length === LIMIT
+    ? `The top ${LIMIT} matching messages (there may be more: refine the search).`
+    : results.length ? `${plural(results.length, 'message')} found.`
+      : `No messages match “${query}”.`;
   if (reason) say($('recall-status'), `${found} Only ${mode} search ran: ${reason}.`, 'warn');
   else say($('recall-status'), found);
 }

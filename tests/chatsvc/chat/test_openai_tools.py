@@ -97,6 +97,8 @@ def test_response_format_passes_through(oai, upstream, settings):
     ({"tools": []}, "tools"),
     ({"tool_choice": "auto"}, "tool_choice"),
     ({"tools": [WEATHER], "tool_choice": "sometimes"}, "tool_choice"),
+    ({"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "x"}}},
+     "tool_choice"),
     ({"parallel_tool_calls": "yes"}, "parallel_tool_calls"),
     ({"response_format": {"type": "xml"}}, "response_format"),
     ({"messages": [*QUESTION, {"role": "tool", "tool_call_id": "nope", "content": "x"}]},

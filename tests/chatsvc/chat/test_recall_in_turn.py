@@ -45,6 +45,7 @@ def test_a_fact_said_in_another_conversation_comes_back_with_its_source(
     recalled = [s for s in meta["sources"] if s["type"] == "message"]
     source = next(s for s in recalled if s["id"] == said["id"])
     assert source == {"type": "message", "id": said["id"], "conversation_id": first,
+                      "speaker": "User", "created_at": said["created_at"], "text": SAID,
                       "score": source["score"], "layer": "message"}
     assert source["score"] > 0
     # Only excerpts the block shows are listed, and no other message of the user.

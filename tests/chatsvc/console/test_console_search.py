@@ -7,6 +7,7 @@ import time
 
 from playwright.sync_api import expect
 
+from chatsvc.testing import Reply
 from tests.chatsvc.console.conftest import shot, sign_in
 
 ALICE = {"conversations": [
@@ -145,3 +146,35 @@ def test_index_progress_and_keyword_fallback_are_shown(page, live, alice):
         "Only keyword search ran: embeddings unavailable: test.")
     expect(page.locator("#recall-status")).to_have_attribute("data-kind", "warn")
     shot(page, "search-degraded")
+
+
+def test_a_full_page_of_results_says_it_is_the_top_of_more(page, live, alice):
+    many = {"conversations": [{"title": f"Walk {n}", "messages": [
+        {"role": "user", "content": f"Walk {n}: the heron stood by the canal again."}]}
+        for n in range(25)]}
+    live.api("POST", "/api/conversations/import", alice[1], json=many)
+    wait_until_indexed(live, alice[1])
+    sign_in(page, live, alice[1])
+    page.get_by_role("searchbox", name="Search past conversations").fill("heron canal")
+    expect(page.get_by_role("list", name="Matching messages").locator("li")).to_have_count(20)
+    expect(page.locator("#recall-status")).to_have_text(
+        "The top 20 matching messages (there may be more: refine the search).")
+
+
+def test_an_answer_lists_recalled_messages_with_who_when_and_what(page, live, alice, upstream):
+    imported = live.api("POST", "/api/conversations/import", alice[1], json=ALICE).json()
+    biscuit = imported["conversations"][0]["message_ids"][2]
+    wait_until_indexed(live, alice[1])
+    upstream.script(Reply(chunks=["Biscuit fetches it."]))
+    sign_in(page, live, alice[1])
+    page.get_by_label("Message", exact=True).fill("What did my dog Biscuit learn to fetch?")
+    page.get_by_label("Message", exact=True).press("Enter")
+    region = page.locator(".msg-assistant").last.get_by_role("region", name="Sources")
+    recalled = region.locator(f'li[data-type="message"][data-id="{biscuit}"]')
+    expect(recalled.locator(".source-name strong")).to_have_text("Alice")
+    expect(recalled.locator("time")).to_have_attribute("datetime", "2024-03-02T08:01:00.000000Z")
+    # The message's markup stays text, as everywhere in the console.
+    expect(recalled.locator(".source-text")).to_have_text(
+        "My dog Biscuit learned to fetch the newspaper <b>today</b>.")
+    expect(recalled).to_contain_text("found for this message · score 0.")
+    shot(page, "chat-recalled-sources")

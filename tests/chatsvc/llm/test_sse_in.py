@@ -110,3 +110,19 @@ def test_tool_call_fragments_come_as_sent_and_finish_the_answer():
     assert chunks.unfinished("text/event-stream") is None
     assert calls.calls() == [{"id": "call_a", "type": "function",
                               "function": {"name": "lookup", "arguments": '{"q": "x"}'}}]
+
+
+def test_a_call_header_repeated_in_every_fragment_counts_once():
+    """llama.cpp's server (the bundled models) repeats a call's id, type and name in each
+    fragment: appended, the name was "lookuplookuplookup"."""
+    from chatsvc.llm import ToolCallDelta, ToolCalls
+
+    head = {"index": 0, "id": "call_a", "type": "function"}
+    sent = [{**head, "function": {"name": "lookup", "arguments": piece}}
+            for piece in ('{"q": ', '"x"}', "")]
+    calls = ToolCalls()
+    relayed = [calls.add(ToolCallDelta([fragment])) for fragment in sent]
+    assert calls.calls() == [{"id": "call_a", "type": "function",
+                              "function": {"name": "lookup", "arguments": '{"q": "x"}'}}]
+    assert relayed == [[sent[0]], [{"index": 0, "function": {"arguments": '"x"}'}}],
+                       [{"index": 0, "function": {"arguments": ""}}]]

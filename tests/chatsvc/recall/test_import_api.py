@@ -99,6 +99,14 @@ def test_bad_input_is_400_naming_the_field_and_nothing_is_written(client, alice,
     assert client.get("/api/conversations", headers=headers).json()["total"] == 0
 
 
+def test_a_bare_chatgpt_export_is_400_saying_how_to_send_it(client, alice):
+    _, headers = alice
+    response = _import(client, headers, CHATGPT)  # conversations.json as it comes
+    assert response.status_code == 400, response.text
+    assert '{"format": "chatgpt", "conversations": <its list>}' in response.json()["detail"]
+    assert client.get("/api/conversations", headers=headers).json()["total"] == 0
+
+
 def test_bytes_that_are_not_json_are_400(client, alice):
     response = client.post("/api/conversations/import", headers={
         **alice[1], "Content-Type": "application/json"}, content=b'{"conversations": [')

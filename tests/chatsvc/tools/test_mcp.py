@@ -166,8 +166,45 @@ def test_stdio_serves_the_named_user(services, alice, client, tmp_path):
     assert found["results"][0]["content"] == "Speaks Portuguese"
 
 
-def test_stdio_refuses_an_unknown_user(capsys):
+def test_stdio_refuses_an_unknown_user(services, settings, capsys):
     from chatsvc.cli import main
 
     assert main(["mcp", "--user", "nobody"]) == 1
-    assert "no user named 'nobody'" in capsys.readouterr().err
+    assert f"no user named 'nobody' in {settings.database_path}" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_printed_config_starts_the_server_from_any_directory(
+    services, alice, client, tmp_path, monkeypatch, capsys
+):
+    """What a client does with `--print-config`'s config: start exactly that command with
+    exactly that env, in a working directory of its own."""
+    from chatsvc.cli import main
+
+    assert client.post("/api/memory", json={"content": "Speaks Portuguese", "type": "profile",
+                                            "scope": "global"},
+                       headers=alice[1]).status_code == 201
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CHATSVC_DATA_DIR", "data")  # relative, as the default ./data is
+    assert main(["mcp", "--user", "alice", "--print-config"]) == 0
+    config = json.loads(capsys.readouterr().out)["mcpServers"]["chatsvc"]
+    assert config["command"] == os.path.join(os.path.dirname(sys.executable), "chatsvc")
+    assert config["args"] == ["mcp", "--user", "alice"]
+    assert config["env"]["CHATSVC_DATA_DIR"] == str(tmp_path / "data")
+    assert config["env"]["CHATSVC_EMBEDDINGS"] == "local"  # the shell's settings go along
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    params = StdioServerParameters(command=config["command"], args=config["args"],
+                                   env=config["env"], cwd=elsewhere)
+
+    async def call():
+        async with Client(params) as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            found = payload(await session.call_tool(
+                "search_memory", {"query": "which languages do I speak?"}))
+            return names, found
+
+    names, found = run(call)
+    assert names == TOOL_NAMES
+    assert found["results"][0]["content"] == "Speaks Portuguese"
+    assert list(elsewhere.iterdir()) == []  # no ./data left behind
