@@ -35,7 +35,9 @@ def json_object(text: str) -> dict:
     if start < 0 or end < start:
         raise MalformedReply("no JSON object found")
     try:
-        data = json.loads(body[start : end + 1])
+        # strict=False: a grammar-constrained small model (Gemma 270M) writes raw line
+        # breaks inside strings; the object is still what it meant.
+        data = json.loads(body[start : end + 1], strict=False)
     except json.JSONDecodeError as exc:
         raise MalformedReply(f"invalid JSON ({exc.msg} at character {exc.pos})") from None
     if not isinstance(data, dict):

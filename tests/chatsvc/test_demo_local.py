@@ -75,6 +75,7 @@ NOT_FACTS = {
 }
 
 
+@pytest.mark.timeout(900)  # ten extraction requests on a CPU model
 def test_what_is_not_a_fact_about_the_user_is_not_remembered(client, services, alice):
     db, (user, headers) = services.stores.db, alice
     kinds = {}
