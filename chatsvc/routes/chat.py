@@ -172,7 +172,7 @@ async def _chat_events(turn: Turn, journal: Journal) -> AsyncIterator[ServerSent
         else:
             yield joined([say("delta", {"content": text}) for text in pieces])
     outcome = turn.outcome
-    if outcome.status == "complete":
+    if outcome.answered:
         yield say("done", {"message_id": turn.reply_id, "finish_reason": outcome.finish_reason,
                            "usage": outcome.usage.as_json()})
     else:
@@ -248,7 +248,7 @@ async def chat(
         try:
             texts, tools = [], []
             async with Journal(turn_events, turn, record=False).watching():
-                await turn.prepare()
+                await turn.prepare(streaming=False)
                 async for pieces in turn.deltas():
                     if isinstance(pieces, ToolEvent):
                         tools.append(pieces.as_json())
@@ -257,7 +257,7 @@ async def chat(
         finally:
             await turn.close()
     outcome = turn.outcome
-    if outcome.status != "complete":
+    if not outcome.answered:
         status = 404 if outcome is DELETED else 502
         return error_response(request, status, outcome.error_message, extra={
             "code": outcome.error_code, "conversation_id": turn.conversation.id,
@@ -266,7 +266,8 @@ async def chat(
     # Each call once, as it ended (its "running" event is for streams).
     calls = [tool for tool in tools if tool["status"] != "running"]
     return Response({**_meta(turn), "content": "".join(texts), "tool_calls": calls,
-                     "usage": outcome.usage.as_json()}, headers=server_timing(turn))
+                     "finish_reason": outcome.finish_reason, "usage": outcome.usage.as_json()},
+                    headers=server_timing(turn))
 
 
 @get("/conversations", summary="The caller's conversations")
