@@ -96,8 +96,8 @@ class Settings:
     # another request) and each next one within llm_stall_timeout_seconds. An answer
     # that is not streamed also has llm_timeout_seconds in all (chatsvc.chat._limits).
     llm_timeout_seconds: float = 120.0
-    llm_first_token_timeout_seconds: float = 300.0
-    llm_stall_timeout_seconds: float = 60.0
+    llm_first_token_timeout_seconds: float = 600.0
+    llm_stall_timeout_seconds: float = 120.0
     # "fold": send system messages as the head of the first user message, for chat
     # formats without a system role (llama-cpp-python's `gemma` drops them silently).
     llm_system_role: str = "system"

@@ -14,10 +14,10 @@ second, a log line names how an answer that did not simply stop ended, and
 `on_finish` gets the outcome, shielded from cancellation so the partial answer is
 saved even while the request is being torn down. A limit reached after some text
 cuts the answer (finish reason `timeout`, the text kept); before any, it is an
-error `timeout`. `stop()` (the
-server is shutting down, or a user asked: POST /api/conversations/{id}/stop) ends it
-early, between two reads or in the middle of one, as `interrupted` with the code
-`shutdown` (or `stopped`), so the client can be told.
+error `timeout`. `stop()` (the server is shutting down, or a user asked: POST
+/api/conversations/{id}/stop) ends it early, between two reads or in the middle of
+one, as `interrupted` with the code `shutdown` (or `stopped`), so the client can be
+told.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ class Relay:
         else:
             level = logging.INFO if outcome.error_code in ("stopped", "shutdown") \
                 else logging.WARNING
-            log.log(level, "answer of %s cut (%s): %s (%d characters kept)", model,
+            log.log(level, "answer of %s ended early (%s): %s (%d characters kept)", model,
                     outcome.error_code, outcome.error_message, kept)
 
 
