@@ -95,7 +95,13 @@ class Settings:
     llm_base_url: str = MOONSHOT_BASE_URL
     llm_api_key: str | None = None
     llm_model: str = DEFAULT_LLM_MODEL
+    # A streamed answer has no total deadline: its first token must come within
+    # llm_first_token_timeout_seconds (prefill of a long prompt on a CPU, waiting behind
+    # another request) and each next one within llm_stall_timeout_seconds. An answer
+    # that is not streamed also has llm_timeout_seconds in all (chatsvc.chat._limits).
     llm_timeout_seconds: float = 120.0
+    llm_first_token_timeout_seconds: float = 600.0
+    llm_stall_timeout_seconds: float = 120.0
     # "fold": send system messages as the head of the first user message, for chat
     # formats without a system role (llama-cpp-python's `gemma` drops them silently).
     llm_system_role: str = "system"
@@ -352,6 +358,8 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "llm_api_key": ("LLM_API_KEY", values.text),
     "llm_model": ("LLM_MODEL", values.text),
     "llm_timeout_seconds": ("LLM_TIMEOUT", values.positive_float),
+    "llm_first_token_timeout_seconds": ("LLM_FIRST_TOKEN_TIMEOUT", values.positive_float),
+    "llm_stall_timeout_seconds": ("LLM_STALL_TIMEOUT", values.positive_float),
     "llm_system_role": ("LLM_SYSTEM_ROLE", values.text),
     "llm_retries": ("LLM_RETRIES", values.count),
     "llm_max_tokens": ("LLM_MAX_TOKENS", values.positive_int),

@@ -10,7 +10,7 @@ import time
 import httpx
 
 from chatsvc import Settings
-from chatsvc.chat import Relay
+from chatsvc.chat import Limits, Relay
 from chatsvc.llm import LLM
 from chatsvc.testing import Reply, ScriptedUpstream
 
@@ -67,7 +67,7 @@ async def relay_in_process(upstream: ScriptedUpstream, settings: Settings, n: in
             upstream.script(Reply(chunks=["tok "] * n))
             raw.append(await per_chunk(openai_deltas(client)))
             upstream.script(Reply(chunks=["tok "] * n))
-            relay = Relay(llm, [{"role": "user", "content": "x"}], timeout=60)
+            relay = Relay(llm, [{"role": "user", "content": "x"}], limits=Limits(60, 60))
             relayed.append(await per_chunk(relay.events()))
     await llm.aclose()
     return {"openai_client_ms_per_chunk": round(statistics.median(raw), 4),

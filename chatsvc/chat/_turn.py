@@ -26,6 +26,7 @@ import anyio
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat._gather import Sources
+from chatsvc.chat._limits import Limits
 from chatsvc.chat._prepare import HeadStart, Prepared, prepare
 from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
 from chatsvc.chat._stopwatch import Stopwatch
@@ -149,8 +150,8 @@ class Turn:
         return cls(sources, llm, user, conversation, question, reply_id, stored,
                    timings=timings, received_at=received, tools=tools, head_start=head_start)
 
-    async def prepare(self) -> Prepared:
-        """The prompt."""
+    async def prepare(self, *, streaming: bool = True) -> Prepared:
+        """The prompt, and the relay of its answer (which streams or not: Limits)."""
         if self.stored is None:
             self.stored = await in_thread(self.sources.chats.messages, self.user.id,
                                           self.conversation.id)
@@ -162,7 +163,7 @@ class Turn:
         settings = self.sources.settings
         self.relay = Relay(
             self.llm, self.prepared.assembly.messages,
-            timeout=settings.llm_timeout_seconds, on_finish=self._save,
+            limits=Limits.of(settings, streaming=streaming), on_finish=self._save,
             mode=self.prepared.mode, received_at=self.received_at,
             options={"max_tokens": settings.llm_max_tokens} if settings.llm_max_tokens else None,
             tools=self.tools,

@@ -21,7 +21,7 @@ from litestar import Request, Response, Router, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.types import ASGIApp
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import ServerSentEvent
 
 from chatsvc._admission import StreamSlots
 from chatsvc._errors_http import error_response
@@ -41,6 +41,7 @@ from chatsvc.extraction import FactExtractor
 from chatsvc.facts import delete_with_facts
 from chatsvc.llm import LLM
 from chatsvc.routes import _validate as check
+from chatsvc.routes._idle_ping import IdlePingResponse
 from chatsvc.routes._openapi import StreamingOperation
 from context import message_limit
 from context.budget import tokens
@@ -104,10 +105,11 @@ def joined(events: list[ServerSentEvent]) -> bytes:
 
 def event_stream(settings: Settings, events: AsyncIterator[ServerSentEvent | bytes],
                  on_shutdown: Callable[[], None],
-                 beside: Callable[[], Awaitable[None]] | None = None) -> EventSourceResponse:
+                 beside: Callable[[], Awaitable[None]] | None = None) -> IdlePingResponse:
     """The SSE response; `on_shutdown` is called when the server starts shutting down,
     so that `events` can end with a last event rather than be cut; `beside()` runs
-    while the response streams (a journal's watch). sse-starlette adds
+    while the response streams (a journal's watch). A `: ping` comment goes out after
+    CHATSVC_SSE_PING seconds without an event (IdlePingResponse). sse-starlette adds
     `Cache-Control: no-store` and `X-Accel-Buffering: no`, so that proxies pass each
     event on at once (docs/deploy.md; test_sse_headers.py checks)."""
     shutdown = anyio.Event()
@@ -122,7 +124,7 @@ def event_stream(settings: Settings, events: AsyncIterator[ServerSentEvent | byt
             await shutdown.wait()
             on_shutdown()
 
-    return EventSourceResponse(
+    return IdlePingResponse(
         events,
         ping=settings.sse_ping_seconds,
         ping_message_factory=lambda: ServerSentEvent(comment="ping"),
@@ -172,21 +174,21 @@ async def _chat_events(turn: Turn, journal: Journal) -> AsyncIterator[ServerSent
         else:
             yield joined([say("delta", {"content": text}) for text in pieces])
     outcome = turn.outcome
-    if outcome.status == "complete":
+    if outcome.answered:
         yield say("done", {"message_id": turn.reply_id, "finish_reason": outcome.finish_reason,
                            "usage": outcome.usage.as_json()})
     else:
         yield say("error", _error(outcome))
 
 
-def _attached(settings: Settings, turn: Turn, journal: Journal) -> EventSourceResponse:
+def _attached(settings: Settings, turn: Turn, journal: Journal) -> IdlePingResponse:
     """The answer as a task of its request: a client that goes away cancels it."""
     return event_stream(settings, _chat_events(turn, journal), on_shutdown=turn.stop,
                         beside=journal.watch)
 
 
 def _detached(settings: Settings, detached: Detached, turn: Turn, journal: Journal,
-              release: Callable[[], None]) -> EventSourceResponse:
+              release: Callable[[], None]) -> IdlePingResponse:
     """The answer run by the server (resumable), its events passed on to the request
     while its client listens; `release` gives its stream slot back when it ends."""
     send, receive = anyio.create_memory_object_stream[ServerSentEvent | bytes](math.inf)
@@ -248,7 +250,7 @@ async def chat(
         try:
             texts, tools = [], []
             async with Journal(turn_events, turn, record=False).watching():
-                await turn.prepare()
+                await turn.prepare(streaming=False)
                 async for pieces in turn.deltas():
                     if isinstance(pieces, ToolEvent):
                         tools.append(pieces.as_json())
@@ -257,7 +259,7 @@ async def chat(
         finally:
             await turn.close()
     outcome = turn.outcome
-    if outcome.status != "complete":
+    if not outcome.answered:
         status = 404 if outcome is DELETED else 502
         return error_response(request, status, outcome.error_message, extra={
             "code": outcome.error_code, "conversation_id": turn.conversation.id,
@@ -266,7 +268,8 @@ async def chat(
     # Each call once, as it ended (its "running" event is for streams).
     calls = [tool for tool in tools if tool["status"] != "running"]
     return Response({**_meta(turn), "content": "".join(texts), "tool_calls": calls,
-                     "usage": outcome.usage.as_json()}, headers=server_timing(turn))
+                     "finish_reason": outcome.finish_reason, "usage": outcome.usage.as_json()},
+                    headers=server_timing(turn))
 
 
 @get("/conversations", summary="The caller's conversations")

@@ -24,7 +24,7 @@ from sse_starlette import ServerSentEvent
 from chatsvc._admission import StreamSlots
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
-from chatsvc.chat import HeadStart, Outcome, Prepared, Relay, Sources, prepare
+from chatsvc.chat import HeadStart, Limits, Outcome, Prepared, Relay, Sources, prepare
 from chatsvc.llm import LLM, Piece, ToolCallDelta, ToolCalls, Usage
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openai_messages import parse_messages
@@ -132,7 +132,8 @@ async def chat_completions(
         finally:
             if head_start is not None:
                 head_start.drop()
-        relay = Relay(llm, prepared.assembly.messages, timeout=settings.llm_timeout_seconds,
+        relay = Relay(llm, prepared.assembly.messages,
+                      limits=Limits.of(settings, streaming=stream),
                       options=options, mode=prepared.mode, received_at=received)
         ident = f"chatcmpl-{new_id()}"
         if stream:

@@ -15,6 +15,8 @@ with the previous request, the way a provider's prefix cache would.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -54,7 +56,10 @@ class Reply:
     status != 200 answers with an OpenAI-shaped error before any chunk.
     cut_after=N closes the connection after N content chunks (no terminator).
     hang=True accepts the request and never answers (until the server stops).
-    chunk_delay sleeps before every chunk (slow tokens).
+    chunk_delay sleeps before every chunk (slow tokens); first_chunk_delay before the
+    first one as well (a long prefill).
+    stall_after=N sends N content chunks, then nothing, the connection open, until the
+    client closes it (counted in `closed_early`) or the server stops.
     stamp=True appends "@<time.monotonic()>;" to every chunk as it is sent, so a
     load benchmark on the same machine can measure each token's delivery latency.
     report_usage=False sends no usage, streaming or not (like llama-cpp-python's
@@ -76,7 +81,9 @@ class Reply:
     status: int = 200
     error_message: str = "scripted failure"
     chunk_delay: float = 0.0
+    first_chunk_delay: float = 0.0
     cut_after: int | None = None
+    stall_after: int | None = None
     hang: bool = False
     finish_reason: str | None = "stop"
     report_cached_tokens: bool = True
@@ -260,8 +267,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self.connection.shutdown(2)  # cut: no terminating chunk
                 return
-            if reply.chunk_delay:
-                time.sleep(reply.chunk_delay)
+            if reply.stall_after is not None and index >= reply.stall_after:
+                self._silent_until_closed()
+                return
+            if delay := reply.chunk_delay + (reply.first_chunk_delay if index == 0 else 0.0):
+                time.sleep(delay)
             if reply.stamp:
                 piece = f"{piece}@{time.monotonic():.6f};"
             send(_event(_chunk({"content": piece}, None)))
@@ -280,6 +290,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(b"".join(held))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _silent_until_closed(self) -> None:
+        while not self.upstream._stop.wait(0.02):
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                self.upstream.closed_early += 1
+                return
 
     def _write(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         upstream = upstream_for(args, stack)
         env = dict(os.environ)
         if args.kind == "llama":
-            env.setdefault("LLM_TIMEOUT", "900")  # a 270M model on a busy CPU is slow
+            # A 270M model on a busy CPU is slow (streamed turns: to the first token).
+            env.setdefault("LLM_TIMEOUT", "900")
+            env.setdefault("LLM_FIRST_TOKEN_TIMEOUT", "900")
         replay = runner.Replay(chosen, layouts, providers, upstream, work, args.max_turns,
                                env=env, tool_turns=args.tool_turns,
                                after_layout=ttft.ColdProbe(upstream.base_url,

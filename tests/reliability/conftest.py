@@ -27,7 +27,9 @@ from tests.chatsvc.chat.conftest import settings  # noqa: F401 (in-process tests
 from tests.reliability.ollama_server import OllamaServer
 
 # Timeouts of the child, kept short so every failure costs well under a few seconds.
-LLM_TIMEOUT = 3.0
+LLM_TIMEOUT = 3.0  # answers not streamed
+FIRST_TOKEN_TIMEOUT = 3.0
+STALL_TIMEOUT = 3.0
 EMBED_TIMEOUT = 0.5
 EMBED_RETRIES = 1
 SEND_TIMEOUT = 0.5
@@ -54,6 +56,8 @@ def service(tmp_path_factory, ollama, scripted):
         "OLLAMA_URL": ollama.url,
         "LLM_BASE_URL": scripted.base_url,
         "LLM_TIMEOUT": str(LLM_TIMEOUT),
+        "LLM_FIRST_TOKEN_TIMEOUT": str(FIRST_TOKEN_TIMEOUT),
+        "LLM_STALL_TIMEOUT": str(STALL_TIMEOUT),
         "LLM_RETRY_BACKOFF": "0.01",
         "CHATSVC_EMBED_TIMEOUT": str(EMBED_TIMEOUT),
         "CHATSVC_EMBED_RETRIES": str(EMBED_RETRIES),

@@ -30,7 +30,7 @@ NO_ANSWER = {
                                     content_type="text/event-stream"),
     "stream with no finish": Reply(chunks=[], finish_reason=None),
 }
-SLOW = Reply(chunks=[f"w{i} " for i in range(30)], chunk_delay=0.05)  # within LLM_TIMEOUT
+SLOW = Reply(chunks=[f"w{i} " for i in range(30)], chunk_delay=0.05)  # steady: no stall
 
 
 @pytest.mark.parametrize("reply", NO_ANSWER.values(), ids=NO_ANSWER)

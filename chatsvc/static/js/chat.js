@@ -138,7 +138,21 @@ async function nameSources(region, sources) {
   }
 }
 
+// Why an answer that ended with `done` is not whole (its finish_reason); 'stop' and
+// 'tool_calls' are whole answers.
+const CUT = {
+  length: 'Cut: the answer reached its length limit (LLM_MAX_TOKENS).',
+  timeout: 'Cut: the model stopped sending (LLM_STALL_TIMEOUT); the text so far is kept.',
+  content_filter: "Cut by the model's content filter.",
+};
+
 function showDone(answer, done) {
+  const reason = done.finish_reason;
+  if (reason && reason !== 'stop' && reason !== 'tool_calls') {
+    answer.el.dataset.finishReason = reason;
+    answer.el.append(h('p', { class: 'notice cut', role: 'status' },
+      CUT[reason] || `The answer ended early (finish reason: ${reason}).`));
+  }
   const usage = done.usage || {};
   const parts = [`finish: ${done.finish_reason ?? 'n/a'}`];
   if (usage.prompt_tokens !== null && usage.prompt_tokens !== undefined) {

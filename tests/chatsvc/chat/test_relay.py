@@ -6,7 +6,7 @@ import time
 
 import anyio
 
-from chatsvc.chat import Relay
+from chatsvc.chat import Limits, Relay
 from chatsvc.llm import LLM
 from chatsvc.testing import Reply
 
@@ -21,7 +21,7 @@ def test_stop_cuts_a_waiting_read_and_keeps_what_was_said(upstream, upstream_set
         saved.append(outcome)
 
     async def main() -> tuple[list[str], float]:
-        relay = Relay(LLM(upstream_settings), MESSAGES, timeout=30, on_finish=save)
+        relay = Relay(LLM(upstream_settings), MESSAGES, limits=Limits(30, 30), on_finish=save)
         said, first = [], anyio.Event()
         stopped_at = 0.0
 

@@ -166,3 +166,21 @@ def test_fallback_badge_when_embeddings_are_down(page, embeddings_down, upstream
         assert console_errors and all("503" in e for e in console_errors), console_errors
         console_errors.clear()  # Chromium logs the expected 503
     services.stores.db.close()
+
+
+def test_a_cut_answer_says_so_under_its_text(page, live, alice, upstream):
+    upstream.script(Reply(chunks=["It all began ", "when"], finish_reason="length"),
+                    Reply(chunks=["A whole answer."]))
+    sign_in(page, live, alice[1])
+    page.get_by_label("Message", exact=True).fill("Tell me everything")
+    page.get_by_label("Message", exact=True).press("Enter")
+    message = page.locator(".msg-assistant").last
+    expect(message.locator(".msg-foot")).to_contain_text("finish: length")
+    expect(message.get_by_role("status")).to_have_text(
+        "Cut: the answer reached its length limit (LLM_MAX_TOKENS).")
+    shot(page, "chat-cut")
+    page.get_by_label("Message", exact=True).fill("Briefly, then")
+    page.get_by_label("Message", exact=True).press("Enter")
+    whole = page.locator(".msg-assistant").last
+    expect(whole.locator(".msg-foot")).to_contain_text("finish: stop")
+    expect(whole.locator(".cut")).to_have_count(0)
