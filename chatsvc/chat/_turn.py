@@ -56,9 +56,13 @@ HOLD_MARGIN_SECONDS = 30.0  # database reads and searches, which have no deadlin
 
 def hold_seconds(settings: Settings) -> float:
     """The longest a turn's claim on its conversation lasts, however often it is
-    renewed: its query embedding, the upstream answer, one send to a stuck client and
-    the save each have a deadline."""
-    return (settings.chat_embed_deadline_seconds + settings.llm_timeout_seconds
+    renewed: its query embedding, the upstream answers (a first token within
+    LLM_FIRST_TOKEN_TIMEOUT, then the reply's tokens, counted at one a second, the
+    slowest a CPU model streams; a stalled one is cut by LLM_STALL_TIMEOUT), one send to
+    a stuck client and the save. A streamed answer has no total deadline of its own."""
+    answer = settings.llm_first_token_timeout_seconds + settings.reply_reserve_tokens
+    rounds = 1 + (settings.tool_rounds if settings.tools != "off" else 0)
+    return (settings.chat_embed_deadline_seconds + rounds * answer
             + settings.sse_send_timeout_seconds + SAVE_PATIENCE_SECONDS + HOLD_MARGIN_SECONDS)
 
 DELETED = Outcome("error", "", error_code="conversation_deleted",
