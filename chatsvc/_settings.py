@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 from chatsvc import _env_values as values
 from chatsvc._errors import SettingsError
 from chatsvc.documents import MAX_PAGES
+from chatsvc.local_cpu import CPU_MODES
 from chatsvc.local_models import CHAT_MODELS
 from context import DEFAULT_STRATEGY, STRATEGIES
 from store.recall import DEFAULT_KEYS, KEY_VARIANTS
@@ -63,6 +64,10 @@ class Settings:
     local_models: str = "auto"
     # Which bundled chat model `serve` starts (chatsvc.local_models.CHAT_MODELS).
     local_llm: str = "qwen2.5-coder-1.5b-instruct"
+    # Its CPU path (chatsvc.local_cpu): auto probes for AMX the kernel does not grant.
+    local_llm_cpu: str = "auto"
+    # Restarts in a row of a bundled model whose process died (chatsvc.local_watch).
+    local_llm_restarts: int = 3
 
     embeddings: str = "ollama"
     ollama_url: str = "http://localhost:11434"
@@ -162,6 +167,11 @@ class Settings:
     def database_path(self) -> Path:
         return self.data_dir / "chatsvc.sqlite3"
 
+    @property
+    def models_dir(self) -> Path:
+        """The bundled models' files, their server's log and its state (`serve`)."""
+        return self.data_dir / "models"
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Build settings from `env` (default: `os.environ`) and validate them."""
@@ -183,6 +193,7 @@ class Settings:
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
         _check_choice("CHATSVC_LOCAL_LLM", self.local_llm, tuple(CHAT_MODELS))
+        _check_choice("CHATSVC_LOCAL_LLM_CPU", self.local_llm_cpu, CPU_MODES)
         _check_choice("LLM_SYSTEM_ROLE", self.llm_system_role, ("system", "fold"))
         # Placement of the per-message block (system_rag is for evals only).
         _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, STRATEGIES)
@@ -256,7 +267,12 @@ class Settings:
     def tools_enabled(self) -> bool:
         """Whether chat turns offer the model tools: the bundled local models have no
         tool-calling chat format, any other upstream is assumed to support them."""
-        return self.tools == "auto" and self.llm_model not in CHAT_MODELS
+        return self.tools == "auto" and not self.bundled_llm
+
+    @property
+    def bundled_llm(self) -> bool:
+        """Whether the LLM is one of the bundled local models (`serve` runs it)."""
+        return self.llm_model in CHAT_MODELS
 
     @property
     def reply_reserve_tokens(self) -> int:
@@ -315,6 +331,8 @@ _ENV_VARS: dict[str, tuple[str, object]] = {
     "metrics_token": ("CHATSVC_METRICS_TOKEN", values.text),
     "local_models": ("CHATSVC_LOCAL_MODELS", values.text),
     "local_llm": ("CHATSVC_LOCAL_LLM", values.text),
+    "local_llm_cpu": ("CHATSVC_LOCAL_LLM_CPU", values.text),
+    "local_llm_restarts": ("CHATSVC_LOCAL_LLM_RESTARTS", values.count),
     "embeddings": ("CHATSVC_EMBEDDINGS", values.text),
     "ollama_url": ("OLLAMA_URL", values.text),
     "embed_url": ("CHATSVC_EMBED_URL", values.text),

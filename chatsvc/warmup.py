@@ -34,6 +34,8 @@ WARM_QUERY = "warm-up"
 # An upstream that does not answer (a host that drops packets) holds `warm` this long at
 # most, not LLM_TIMEOUT.
 LLM_CONNECT_SECONDS = 5.0
+# The bundled model's one-token answer on a busy 2-core machine (Qwen 1.5B: ~1 s).
+LOCAL_COMPLETION_SECONDS = 60.0
 
 
 class Warmup:
@@ -97,6 +99,15 @@ class Warmup:
             self.unreached = type(exc).__name__
             return
         self.done.append("llm connection")
+        if self.settings.bundled_llm:
+            await self._step("llm completion", self._complete())
+
+    async def _complete(self) -> None:
+        """The bundled model answers one tiny completion before the service is `warm`:
+        a model that cannot compute on this machine fails here, not on a user's turn.
+        Never sent to a hosted upstream (it would be billed)."""
+        with anyio.fail_after(LOCAL_COMPLETION_SECONDS):
+            await self.llm.complete([{"role": "user", "content": WARM_QUERY}], max_tokens=1)
 
     async def _embed(self) -> list[float]:
         """The query embedding a turn would make (the local model loads here), within the

@@ -7,13 +7,15 @@ import pytest
 
 from chatsvc import Settings
 from chatsvc.local_models import QWEN, LlamaServer
+from chatsvc.testing import bundled_llm_cpu
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def qwen(tmp_path_factory):
-    with LlamaServer(tmp_path_factory.mktemp("models"), model=QWEN, n_ctx=8192) as server:
+    with LlamaServer(tmp_path_factory.mktemp("models"), model=QWEN, n_ctx=8192,
+                     cpu=bundled_llm_cpu()) as server:
         yield server
 
 
