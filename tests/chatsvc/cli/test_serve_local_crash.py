@@ -44,8 +44,8 @@ def turn(service: ServiceProcess, message: str, on_first_delta=lambda: None) -> 
         for event in source.iter_sse():
             if event.event == "delta" and "delta" not in kinds:
                 on_first_delta()
-            kinds.append(event.event)
-            json.loads(event.data)
+            if event.data:  # not a keep-alive ping
+                kinds.append(event.event)
     return kinds
 
 
