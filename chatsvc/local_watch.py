@@ -168,7 +168,10 @@ class Supervisor:
         """Call after `stopping` is set and the process was told to end."""
         if self._thread is not None:
             self._thread.join()
-        self.path.unlink(missing_ok=True)
+        # Unless another server of this model took the file over (one data dir, two
+        # servers: a test, a benchmark).
+        if read_status(self.path.parent, self.status.model, self.status.base_url):
+            self.path.unlink(missing_ok=True)
 
     def _bring_up(self, *, at_start: bool) -> None:
         while True:
