@@ -11,6 +11,7 @@ import httpx
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
+from chatsvc.local_models import models_dir
 from chatsvc.local_watch import ModelStatus, read_status
 from chatsvc.reindex import REINDEXABLE
 from store import VectorUnavailable
@@ -155,7 +156,7 @@ class HealthChecker:
         settings = self.settings
         if not settings.bundled_llm:
             return None
-        return read_status(settings.models_dir, settings.llm_model,
+        return read_status(models_dir(settings.data_dir), settings.llm_model,
                            settings.llm_base_url)
 
     async def aclose(self) -> None:

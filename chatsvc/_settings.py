@@ -167,11 +167,6 @@ class Settings:
     def database_path(self) -> Path:
         return self.data_dir / "chatsvc.sqlite3"
 
-    @property
-    def models_dir(self) -> Path:
-        """The bundled models' files, their server's log and its state (`serve`)."""
-        return self.data_dir / "models"
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Build settings from `env` (default: `os.environ`) and validate them."""

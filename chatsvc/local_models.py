@@ -39,6 +39,11 @@ LLAMA_MAIN = Path(__file__).with_name("llama_main.py")
 LOG_ROLL_BYTES = 8 * 1024 * 1024
 
 
+def models_dir(data_dir: Path) -> Path:
+    """Where `serve` keeps the bundled models' files, their server's log and state."""
+    return data_dir / "models"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

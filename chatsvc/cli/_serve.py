@@ -45,7 +45,7 @@ def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings
         print(f"starting the bundled chat model {model.name} (first start assembles it; "
               "the service answers once it is up)...", flush=True)
         server = stack.enter_context(local_models.LlamaServer(
-            settings.models_dir, model=model, cpu=settings.local_llm_cpu,
+            local_models.models_dir(settings.data_dir), model=model, cpu=settings.local_llm_cpu,
             restarts=settings.local_llm_restarts))
         changes.update(llm_base_url=server.base_url, llm_model=model.name)
         fitting = {

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatsvc import Settings
-from chatsvc._errors import SettingsError
+from chatsvc import Settings, SettingsError
 from chatsvc.local_cpu import amx_problem, choose_cpu_path, cpu_flags
 
 # /proc/cpuinfo's lines that matter, from a Sapphire Rapids guest and an arm64 host.

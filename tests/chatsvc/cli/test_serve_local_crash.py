@@ -15,7 +15,7 @@ from httpx_sse import connect_sse
 
 from chatsvc.cli import main
 from chatsvc.local_cpu import choose_cpu_path
-from chatsvc.local_models import GEMMA
+from chatsvc.local_models import GEMMA, models_dir
 from chatsvc.local_watch import state_path
 from chatsvc.testing import ServiceProcess, bundled_llm_cpu
 
@@ -56,7 +56,7 @@ def llm_check(service: ServiceProcess) -> dict:
 
 
 def model_status(service: ServiceProcess) -> dict:
-    return json.loads(state_path(service.settings.models_dir, GEMMA.name).read_text())
+    return json.loads(state_path(models_dir(service.data_dir), GEMMA.name).read_text())
 
 
 def test_a_killed_model_ends_the_turn_is_named_and_answers_the_next(service, monkeypatch,
@@ -78,7 +78,7 @@ def test_a_killed_model_ends_the_turn_is_named_and_answers_the_next(service, mon
         assert time.monotonic() < deadline, check
         time.sleep(0.2)
     assert "the bundled model crashed with signal 9 (SIGKILL) at " in check["detail"]
-    assert f"log: {service.settings.models_dir / GEMMA.name}.log" in check["detail"]
+    assert f"log: {models_dir(service.data_dir) / GEMMA.name}.log" in check["detail"]
     assert model_status(service)["pid"] != first
     # The service's log says how it died and what the model itself printed last.
     assert "exited with signal 9 (SIGKILL) on the" in service.log()
