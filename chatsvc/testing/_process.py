@@ -1,7 +1,8 @@
 """`chatsvc serve` as a real child process, for fault tests and load benchmarks.
 
-The child gets a clean environment (nothing from the developer's shell), logs to
-a file the caller can scan for tracebacks, and is stopped with SIGTERM.
+The child gets a clean environment (nothing from the developer's shell but
+MACHINE_VARS), logs to a file the caller can scan for tracebacks, and is stopped with
+SIGTERM.
 """
 
 from __future__ import annotations
