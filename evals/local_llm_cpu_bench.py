@@ -1,12 +1,15 @@
 """python -m evals.local_llm_cpu_bench [--models gemma-3-270m,qwen2.5-coder-1.5b-instruct]
-                                     [--rounds 3] [--cache DIR]
+                                     [--rounds 3] [--threads 1] [--cache DIR]
 
 What the safe CPU path (CHATSVC_LOCAL_LLM_CPU=safe: no weight repacking) costs against
 the fast one, per bundled model, on this machine. Both servers of a model run at once
 (chatsvc.local_models.LlamaServer, as `serve` starts them) and take turns, request by
 request, so a load that changes during the run hits both alike: a ~300-token prompt (a
-nonce in front defeats the prefix cache) and a 64-token answer. Figures are llama.cpp's
-own timings (prefill and decode tokens/s, medians over the rounds). Writes
+nonce in front defeats the prefix cache) and a 32-token answer. Figures are llama.cpp's
+own timings (prefill and decode tokens/s, medians over the rounds). One thread by
+default: on a shared machine whose load is above its core count, ggml's spinning
+worker threads made decode crawl (0.3-0.4 tok/s for Gemma 270M with 2 threads at a
+load of 30), which measures the contention, not the kernels. Writes
 evals/results/local_llm_cpu.{json,md}.
 """
 
@@ -28,6 +31,7 @@ from evals.local_model.runner import llama_timings
 
 RESULTS = Path(__file__).resolve().parent / "results" / "local_llm_cpu.json"
 MODES = ("fast", "safe")
+ANSWER_TOKENS = 32
 PROMPT = ("Notes: the lighthouse keeper logs the weather every four hours, trims the "
           "wick at dusk, and writes to his sister in Lyon each Sunday. ") * 8
 
@@ -48,18 +52,19 @@ def one_request(server: LlamaServer) -> dict:
     before = len(llama_timings(server.log_path))
     content = f"[{uuid.uuid4()}] {PROMPT}\nRetell these notes as a short story."
     response = httpx.post(f"{server.base_url}/chat/completions", timeout=600, json={
-        "model": server.model.name, "max_tokens": 64, "temperature": 0,
+        "model": server.model.name, "max_tokens": ANSWER_TOKENS, "temperature": 0,
         "messages": [{"role": "user", "content": content}]})
     response.raise_for_status()
     return llama_timings(server.log_path)[before]
 
 
-def measure(model_name: str, rounds: int, cache: Path) -> dict:
+def measure(model_name: str, rounds: int, threads: int, cache: Path) -> dict:
     load_start = os.getloadavg()
     model = CHAT_MODELS[model_name]
     with ExitStack() as stack:
         servers = {mode: stack.enter_context(LlamaServer(
-            server_dir(cache, model, mode), model=model, n_ctx=4096, cpu=mode))
+            server_dir(cache, model, mode), model=model, n_ctx=4096, threads=threads,
+            cpu=mode))
             for mode in MODES}
         runs = {mode: [] for mode in MODES}
         for _ in range(rounds):
@@ -91,7 +96,7 @@ def markdown(results: list[dict], machine: str) -> str:
                          f"{figures['decode_tok_s']} | {load} |")
     lines += ["", f"Medians of {results[0]['rounds']} requests per path, the two paths "
               "taking turns; prompts of "
-              f"{results[0]['fast']['prompt_tokens']} tokens, 64-token answers, "
+              f"{results[0]['fast']['prompt_tokens']} tokens, {ANSWER_TOKENS}-token answers, "
               f"{results[0]['threads']} threads."]
     return "\n".join(lines) + "\n"
 
@@ -100,10 +105,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.local_llm_cpu_bench")
     parser.add_argument("--models", default=",".join(reversed(CHAT_MODELS)))
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--cache", type=Path,
                         default=Path.home() / ".cache" / "chatsvc-local-llm-cpu")
     args = parser.parse_args()
-    results = [measure(name, args.rounds, args.cache) for name in args.models.split(",")]
+    results = [measure(name, args.rounds, args.threads, args.cache)
+               for name in args.models.split(",")]
     machine = describe()
     RESULTS.write_text(json.dumps({"machine": machine, "results": results}, indent=1) + "\n")
     RESULTS.with_suffix(".md").write_text(markdown(results, machine))
