@@ -4,6 +4,7 @@ same port (on the safe CPU path after a fault on the fast one), and restarts end
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -14,9 +15,14 @@ import pytest
 from chatsvc.local_cpu import amx_problem
 from chatsvc.local_models import GEMMA, LlamaServer
 from chatsvc.local_watch import ModelStatus, read_status
+from chatsvc.testing import bundled_llm_cpu
 from tests.chatsvc.test_local_cpu import SAPPHIRE_RAPIDS
 
 pytestmark = pytest.mark.slow  # the real Gemma 3 270M
+
+# llama.cpp's load line for weights repacked into an extra buffer type (AVX2 here: 12.7
+# of Gemma's 248 MiB; Qwen 1.5B: 597 of 1656 MiB).
+REPACKED = re.compile(r"(CPU_REPACK|AMX) model buffer size")
 
 
 def status_when(server: LlamaServer, ready: Callable[[ModelStatus], bool],
@@ -46,15 +52,15 @@ def test_unusable_amx_loads_the_model_without_repacking_its_weights(tmp_path):
         assert answer(server.base_url).strip()
         log = server.log_path.read_text()
     assert "loading the model without extra buffer types" in log
-    assert "CPU_REPACK" not in log  # llama.cpp's repacked-weights buffer
+    assert not REPACKED.search(log)
 
 
 def test_the_fast_path_repacks_the_weights_here(tmp_path):
-    """The counterpart of the test above: this CPU's fast path does repack."""
+    """The counterpart of the test above: the fast path repacks (on a host where that
+    crashes, it did before the server came back on the safe path)."""
     with LlamaServer(tmp_path, threads=1, cpu="fast") as server:
         log = server.log_path.read_text()
-        assert not server.cpu_path.safe
-    assert "CPU_REPACK" in log
+    assert REPACKED.search(log)
 
 
 def test_a_fault_on_the_fast_path_brings_the_model_back_on_the_safe_one(tmp_path):
@@ -71,11 +77,11 @@ def test_a_fault_on_the_fast_path_brings_the_model_back_on_the_safe_one(tmp_path
 
 
 def test_a_model_that_keeps_dying_is_given_up_on(tmp_path):
-    with LlamaServer(tmp_path, threads=1, cpu="fast", restarts=1) as server:
-        first = server.pid
+    with LlamaServer(tmp_path, threads=1, cpu=bundled_llm_cpu(), restarts=1) as server:
+        first, path = server.pid, server.cpu_path.name
         os.kill(first, signal.SIGKILL)
         restarted = status_when(server, lambda s: s.state == "up" and s.pid != first)
-        assert restarted.cpu == "fast"  # a kill is no reason to leave the fast path
+        assert restarted.cpu == path  # a kill is no reason to change the CPU path
         os.kill(restarted.pid, signal.SIGKILL)
         down = status_when(server, lambda s: s.state == "down")
         with pytest.raises(httpx.ConnectError):
