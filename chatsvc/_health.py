@@ -11,6 +11,8 @@ import httpx
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
+from chatsvc.local_models import models_dir
+from chatsvc.local_watch import ModelStatus, read_status
 from chatsvc.reindex import REINDEXABLE
 from store import VectorUnavailable
 from store.backend import Stores
@@ -122,6 +124,15 @@ class HealthChecker:
         return Check(True, detail, counts=counts)
 
     async def _llm(self) -> Check:
+        reached = await self._llm_reached()
+        bundled = self._bundled_model()
+        if bundled is None:
+            return reached
+        if reached.ok:  # up again after a crash: still named, with the log
+            return Check(True, f"{reached.detail}, {bundled.summary()}")
+        return Check(False, f"{reached.detail}; {bundled.summary()}", bundled.fix())
+
+    async def _llm_reached(self) -> Check:
         base = self.settings.llm_base_url.rstrip("/")
         headers = {}
         if self.settings.llm_api_key:
@@ -138,6 +149,15 @@ class HealthChecker:
             return Check(False, f"{base}/models answered {response.status_code}",
                          "check LLM_BASE_URL points at the /v1 root")
         return Check(True, f"{self.settings.llm_model} at {base}")
+
+    def _bundled_model(self) -> ModelStatus | None:
+        """What `serve` on this data dir reports of the bundled model it runs as the
+        LLM: its CPU path, crashes and restarts (None for any other upstream)."""
+        settings = self.settings
+        if not settings.llm_is_bundled:
+            return None
+        return read_status(models_dir(settings.data_dir), settings.llm_model,
+                           settings.llm_base_url)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlparse
 
-from chatsvc import _env_values as values
+from chatsvc._env_vars import ENV_VARS as _ENV_VARS
 from chatsvc._errors import SettingsError
 from chatsvc.documents import MAX_PAGES
+from chatsvc.local_cpu import CPU_MODES
 from chatsvc.local_models import CHAT_MODELS
 from context import DEFAULT_STRATEGY, STRATEGIES
 from store.recall import DEFAULT_KEYS, KEY_VARIANTS
@@ -63,6 +64,10 @@ class Settings:
     local_models: str = "auto"
     # Which bundled chat model `serve` starts (chatsvc.local_models.CHAT_MODELS).
     local_llm: str = "qwen2.5-coder-1.5b-instruct"
+    # Its CPU path (chatsvc.local_cpu): auto probes for AMX the kernel does not grant.
+    local_llm_cpu: str = "auto"
+    # Restarts in a row of a bundled model whose process died (chatsvc.local_watch).
+    local_llm_restarts: int = 3
 
     embeddings: str = "ollama"
     ollama_url: str = "http://localhost:11434"
@@ -197,6 +202,7 @@ class Settings:
         _check_choice("CHATSVC_EMBEDDINGS", self.embeddings, EMBEDDING_PROVIDERS)
         _check_choice("CHATSVC_LOCAL_MODELS", self.local_models, LOCAL_MODES)
         _check_choice("CHATSVC_LOCAL_LLM", self.local_llm, tuple(CHAT_MODELS))
+        _check_choice("CHATSVC_LOCAL_LLM_CPU", self.local_llm_cpu, CPU_MODES)
         _check_choice("LLM_SYSTEM_ROLE", self.llm_system_role, ("system", "fold"))
         # Placement of the per-message block (system_rag is for evals only).
         _check_choice("CHATSVC_CONTEXT_STRATEGY", self.context_strategy, STRATEGIES)
@@ -317,90 +323,3 @@ def _check_url(var: str, value: str) -> None:
         raise SettingsError(
             f"{var}={value!r} is not an http(s) URL: use e.g. http://localhost:11434."
         )
-
-
-_ENV_VARS: dict[str, tuple[str, object]] = {
-    "data_dir": ("CHATSVC_DATA_DIR", Path),
-    "host": ("CHATSVC_HOST", values.text),
-    "port": ("CHATSVC_PORT", values.positive_int),
-    "workers": ("CHATSVC_WORKERS", values.positive_int),
-    "log_level": ("CHATSVC_LOG_LEVEL", values.log_level),
-    "max_body_bytes": ("CHATSVC_MAX_BODY_BYTES", values.positive_int),
-    "max_header_bytes": ("CHATSVC_MAX_HEADER_BYTES", values.positive_int),
-    "header_timeout_seconds": ("CHATSVC_HEADER_TIMEOUT", values.positive_float),
-    "max_message_chars": ("CHATSVC_MAX_MESSAGE_CHARS", values.positive_int),
-    "health_cache_seconds": ("CHATSVC_HEALTH_CACHE_SECONDS", values.positive_float),
-    "warmup_users": ("CHATSVC_WARMUP_USERS", values.count),
-    "warmup_days": ("CHATSVC_WARMUP_DAYS", values.positive_float),
-    "metrics_token": ("CHATSVC_METRICS_TOKEN", values.text),
-    "local_models": ("CHATSVC_LOCAL_MODELS", values.text),
-    "local_llm": ("CHATSVC_LOCAL_LLM", values.text),
-    "embeddings": ("CHATSVC_EMBEDDINGS", values.text),
-    "ollama_url": ("OLLAMA_URL", values.text),
-    "embed_url": ("CHATSVC_EMBED_URL", values.text),
-    "embed_api_key": ("CHATSVC_EMBED_API_KEY", values.text),
-    "embed_model": ("CHATSVC_EMBED_MODEL", values.text),
-    "embed_dim": ("CHATSVC_EMBED_DIM", values.positive_int),
-    "embed_document_prefix": ("CHATSVC_EMBED_DOCUMENT_PREFIX", values.prefix),
-    "embed_query_prefix": ("CHATSVC_EMBED_QUERY_PREFIX", values.prefix),
-    "embed_timeout_seconds": ("CHATSVC_EMBED_TIMEOUT", values.positive_float),
-    "embed_max_input_tokens": ("CHATSVC_EMBED_MAX_INPUT_TOKENS", values.positive_int),
-    "embed_breaker_cooldown_seconds": ("CHATSVC_EMBED_BREAKER_COOLDOWN", values.positive_float),
-    "embed_input_type": ("CHATSVC_EMBED_INPUT_TYPE", values.flag),
-    "embed_priority": ("CHATSVC_EMBED_PRIORITY", values.flag),
-    "index_interval_seconds": ("CHATSVC_INDEX_INTERVAL", values.positive_float),
-    "job_lease_seconds": ("CHATSVC_JOB_LEASE_SECONDS", values.positive_float),
-    "turn_lease_seconds": ("CHATSVC_TURN_LEASE_SECONDS", values.positive_float),
-    "embed_retries": ("CHATSVC_EMBED_RETRIES", values.count),
-    "embed_retry_backoff_seconds": ("CHATSVC_EMBED_RETRY_BACKOFF", values.positive_float),
-    "chat_embed_deadline_seconds": ("CHATSVC_CHAT_EMBED_DEADLINE", values.positive_float),
-    "llm_base_url": ("LLM_BASE_URL", values.text),
-    "llm_api_key": ("LLM_API_KEY", values.text),
-    "llm_model": ("LLM_MODEL", values.text),
-    "llm_timeout_seconds": ("LLM_TIMEOUT", values.positive_float),
-    "llm_first_token_timeout_seconds": ("LLM_FIRST_TOKEN_TIMEOUT", values.positive_float),
-    "llm_stall_timeout_seconds": ("LLM_STALL_TIMEOUT", values.positive_float),
-    "llm_system_role": ("LLM_SYSTEM_ROLE", values.text),
-    "llm_retries": ("LLM_RETRIES", values.count),
-    "llm_max_tokens": ("LLM_MAX_TOKENS", values.positive_int),
-    "llm_context_tokens": ("LLM_CONTEXT_TOKENS", values.positive_int),
-    "llm_retry_backoff_seconds": ("LLM_RETRY_BACKOFF", values.positive_float),
-    "context_strategy": ("CHATSVC_CONTEXT_STRATEGY", values.text),
-    "snapshot_ttl_seconds": ("CHATSVC_SNAPSHOT_TTL", values.positive_float),
-    "history_tokens": ("CHATSVC_HISTORY_TOKENS", values.positive_int),
-    "context_tokens": ("CHATSVC_CONTEXT_TOKENS", values.positive_int),
-    "docs_tokens": ("CHATSVC_DOCS_TOKENS", values.positive_int),
-    "sse_ping_seconds": ("CHATSVC_SSE_PING", values.positive_float),
-    "sse_send_timeout_seconds": ("CHATSVC_SSE_SEND_TIMEOUT", values.positive_float),
-    "max_streams_per_user": ("CHATSVC_MAX_STREAMS_PER_USER", values.positive_int),
-    "resumable": ("CHATSVC_RESUMABLE", values.flag),
-    "memory_max_chars": ("CHATSVC_MEMORY_MAX_CHARS", values.positive_int),
-    "memory_baseline_max_items": ("CHATSVC_MEMORY_BASELINE_MAX_ITEMS", values.positive_int),
-    "memory_baseline_max_tokens": ("CHATSVC_MEMORY_BASELINE_MAX_TOKENS", values.positive_int),
-    "memory_semantic_max_items": ("CHATSVC_MEMORY_SEMANTIC_MAX_ITEMS", values.positive_int),
-    "memory_semantic_max_tokens": ("CHATSVC_MEMORY_SEMANTIC_MAX_TOKENS", values.positive_int),
-    "memory_top_k": ("CHATSVC_MEMORY_TOP_K", values.positive_int),
-    "memory_query_max_chars": ("CHATSVC_MEMORY_QUERY_MAX_CHARS", values.positive_int),
-    "knowledge_chunk_tokens": ("CHATSVC_CHUNK_TOKENS", values.positive_int),
-    "knowledge_chunk_max_chars": ("CHATSVC_CHUNK_MAX_CHARS", values.positive_int),
-    "knowledge_chunk_overlap_chars": ("CHATSVC_CHUNK_OVERLAP_CHARS", values.positive_int),
-    "knowledge_llm_tiers": ("CHATSVC_KNOWLEDGE_LLM_TIERS", values.text),
-    "knowledge_tier_timeout_seconds": ("CHATSVC_KNOWLEDGE_TIER_TIMEOUT", values.positive_float),
-    "knowledge_rescore_candidates": ("CHATSVC_KNOWLEDGE_RESCORE", values.positive_int),
-    "recall_keys": ("CHATSVC_RECALL_KEYS", values.text),
-    "import_max_bytes": ("CHATSVC_IMPORT_MAX_BYTES", values.positive_int),
-    "tools": ("CHATSVC_TOOLS", values.text),
-    "tool_rounds": ("CHATSVC_TOOL_ROUNDS", values.positive_int),
-    "upload_max_bytes": ("CHATSVC_UPLOAD_MAX_BYTES", values.positive_int),
-    "upload_max_pages": ("CHATSVC_UPLOAD_MAX_PAGES", values.positive_int),
-    "extract_max_input_tokens": ("CHATSVC_EXTRACT_MAX_INPUT_TOKENS", values.positive_int),
-    "extract_max_output_tokens": ("CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS", values.positive_int),
-    "extract_interval_seconds": ("CHATSVC_EXTRACT_INTERVAL", values.seconds_or_off),
-    "extract_json_mode": ("CHATSVC_EXTRACT_JSON_MODE", values.text),
-    "fact_duplicate_distance": ("CHATSVC_FACT_DUPLICATE_DISTANCE", values.unit_interval),
-    "fact_sheet_ai_dedup": ("CHATSVC_FACT_SHEET_AI_DEDUP", values.flag),
-    "fact_sheet_dedup_max_tokens": ("CHATSVC_FACT_SHEET_DEDUP_MAX_TOKENS", values.positive_int),
-    "tokenizer": ("CHATSVC_TOKENIZER", values.text),
-    "sqlite_vec_path": ("CHATSVC_SQLITE_VEC_PATH", values.text),
-    "database_url": ("CHATSVC_DATABASE_URL", values.text),
-}

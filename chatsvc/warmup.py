@@ -5,9 +5,10 @@ and every in-memory index it searches (0.5-1.8 s against ~30 ms for the second,
 issue 23). The warm-up runs the turn's own read path (`Sources`: the same store
 entry points a turn calls, so however an index loads or refreshes, it is loaded the
 same way) for the shared knowledge index and for the users active lately, and opens
-the upstream LLM client's first connection (openai's first request costs ~0.5 s). It never
-blocks start-up or `/health`, and a step that fails is reported there, never raised:
-the turn that needs it loads it (or falls back) as it would without a warm-up.
+the upstream LLM client's first connection (openai's first request costs ~0.5 s; the
+bundled local model must also answer one token, so that `warm` means it computes). It
+never blocks start-up or `/health`, and a step that fails is reported there, never
+raised: the turn that needs it loads it (or falls back) as it would without a warm-up.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ WARM_QUERY = "warm-up"
 # An upstream that does not answer (a host that drops packets) holds `warm` this long at
 # most, not LLM_TIMEOUT.
 LLM_CONNECT_SECONDS = 5.0
+# The bundled model's one-token answer: its self-test's took 14 s (Gemma 270M) at a load
+# average of 30 on the project's 2-core machine.
+LOCAL_COMPLETION_SECONDS = 60.0
 
 
 class Warmup:
@@ -97,6 +101,15 @@ class Warmup:
             self.unreached = type(exc).__name__
             return
         self.done.append("llm connection")
+        if self.settings.llm_is_bundled:
+            await self._step("llm completion", self._complete())
+
+    async def _complete(self) -> None:
+        """The bundled model answers one tiny completion before the service is `warm`:
+        a model that cannot compute on this machine fails here, not on a user's turn.
+        Never sent to a hosted upstream (it would be billed)."""
+        with anyio.fail_after(LOCAL_COMPLETION_SECONDS):
+            await self.llm.complete([{"role": "user", "content": WARM_QUERY}], max_tokens=1)
 
     async def _embed(self) -> list[float]:
         """The query embedding a turn would make (the local model loads here), within the

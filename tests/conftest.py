@@ -9,10 +9,11 @@ from litestar.testing import TestClient
 
 from chatsvc import Services, Settings, create_app
 from chatsvc.embeddings import LocalEmbedder
-from chatsvc.testing import ScriptedUpstream
+from chatsvc.testing import MACHINE_VARS, ScriptedUpstream, bundled_llm_cpu
 from tests._serving import serve
 
-# Nothing from the developer's shell leaks into a test.
+# Nothing from the developer's shell leaks into a test, but how this machine must run the
+# bundled model (MACHINE_VARS).
 _ENV_PREFIXES = ("CHATSVC_", "OLLAMA_", "LLM_")
 
 
@@ -21,7 +22,7 @@ def isolated_env(monkeypatch, tmp_path):
     import os
 
     for name in list(os.environ):
-        if name.startswith(_ENV_PREFIXES):
+        if name.startswith(_ENV_PREFIXES) and name not in MACHINE_VARS:
             monkeypatch.delenv(name)
     monkeypatch.setenv("CHATSVC_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("CHATSVC_EMBEDDINGS", "local")
@@ -42,7 +43,8 @@ def local_llm(tmp_path_factory):
     """The real local LLM (Gemma 3 270M on llama.cpp's OpenAI server), one per session."""
     from chatsvc.local_models import LlamaServer
 
-    with LlamaServer(tmp_path_factory.mktemp("models"), n_ctx=4096) as server:
+    with LlamaServer(tmp_path_factory.mktemp("models"), n_ctx=4096,
+                     cpu=bundled_llm_cpu()) as server:
         yield server
 
 

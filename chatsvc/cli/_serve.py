@@ -44,8 +44,9 @@ def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings
         model = local_models.CHAT_MODELS[settings.local_llm]
         print(f"starting the bundled chat model {model.name} (first start assembles it; "
               "the service answers once it is up)...", flush=True)
-        server = stack.enter_context(
-            local_models.LlamaServer(settings.data_dir / "models", model=model))
+        server = stack.enter_context(local_models.LlamaServer(
+            local_models.models_dir(settings.data_dir), model=model, cpu=settings.local_llm_cpu,
+            restarts=settings.local_llm_restarts))
         changes.update(llm_base_url=server.base_url, llm_model=model.name)
         fitting = {
             "llm_context_tokens": server.n_ctx,
@@ -58,7 +59,9 @@ def local_overrides(settings: Settings, stack: contextlib.ExitStack) -> Settings
         }
         changes.update({name: value for name, value in fitting.items()
                         if name not in settings.explicit})  # what the operator set wins
-        print(f"local LLM: {model.name} at {server.base_url}. It runs on this machine's CPU "
+        cpu = server.cpu_path
+        print(f"local LLM: {model.name} at {server.base_url} (CPU path {cpu.name}: "
+              f"{cpu.reason}; its log: {server.log_path}). It runs on this machine's CPU "
               "for trying chatsvc out: expect seconds to tens of seconds per answer. For "
               "real answers set LLM_BASE_URL / LLM_API_KEY.", flush=True)
     if "embeddings" not in settings.explicit and not local_models.ollama_reachable(

@@ -1,7 +1,8 @@
 """`chatsvc serve` as a real child process, for fault tests and load benchmarks.
 
-The child gets a clean environment (nothing from the developer's shell), logs to
-a file the caller can scan for tracebacks, and is stopped with SIGTERM.
+The child gets a clean environment (nothing from the developer's shell but
+MACHINE_VARS), logs to a file the caller can scan for tracebacks, and is stopped with
+SIGTERM.
 """
 
 from __future__ import annotations
@@ -24,6 +25,21 @@ from chatsvc.local_models import free_port
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What an unhandled exception leaves in the log: Python's traceback header, or
 # uvicorn's / Litestar's own words for an error that escaped the app.
+# Settings of the machine rather than of a test, passed on to the child: a host whose
+# fast CPU path crashes the bundled model runs every test with CHATSVC_LOCAL_LLM_CPU=safe.
+MACHINE_VARS = ("CHATSVC_LOCAL_LLM_CPU",)
+
+
+def machine_env() -> dict[str, str]:
+    """MACHINE_VARS as this process has them."""
+    return {var: os.environ[var] for var in MACHINE_VARS if var in os.environ}
+
+
+def bundled_llm_cpu() -> str:
+    """CHATSVC_LOCAL_LLM_CPU here (validated), for a test's own LlamaServer."""
+    return Settings.from_env(machine_env()).local_llm_cpu
+
+
 _CRASH = re.compile(r"Traceback \(most recent call last\)|Exception in ASGI application"
                     r"|unhandled error on")
 
@@ -49,6 +65,7 @@ class ServiceProcess:
             "CHATSVC_LOCAL_MODELS": "off",
             "CHATSVC_DATA_DIR": str(self.data_dir),
             "CHATSVC_PORT": str(self.port),
+            **machine_env(),
             **env,
         }
         self.log_path = log_path or self.data_dir.parent / f"server-{self.port}.log"

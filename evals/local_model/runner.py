@@ -34,6 +34,14 @@ _PERF = re.compile(
     r".*?eval time =\s*([\d.]+) ms /\s*(\d+) runs", re.S)
 
 
+def llama_timings(log_path: Path) -> list[dict]:
+    """llama.cpp's own figures per completion in a server's log (prompt tokens exclude
+    cached ones)."""
+    return [{"prompt_ms": float(a), "prompt_tokens": int(b), "eval_ms": float(c),
+             "eval_tokens": int(d)}
+            for a, b, c, d in _PERF.findall(log_path.read_text(errors="replace"))]
+
+
 def normalise(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).casefold().split())
 
@@ -81,10 +89,7 @@ class LlamaProcess:
         return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
 
     def timings(self) -> list[dict]:
-        """llama.cpp's own figures per completion (prompt tokens exclude cached ones)."""
-        return [{"prompt_ms": float(a), "prompt_tokens": int(b), "eval_ms": float(c),
-                 "eval_tokens": int(d)}
-                for a, b, c, d in _PERF.findall(self.log_path.read_text(errors="replace"))]
+        return llama_timings(self.log_path)
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -9,6 +9,7 @@ import pytest
 
 from chatsvc import Settings
 from chatsvc.local_models import QWEN, LlamaServer
+from chatsvc.testing import bundled_llm_cpu
 from tests import _seed
 
 pytestmark = pytest.mark.slow
@@ -16,7 +17,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def qwen(tmp_path_factory):
-    with LlamaServer(tmp_path_factory.mktemp("models"), model=QWEN, n_ctx=8192) as server:
+    with LlamaServer(tmp_path_factory.mktemp("models"), model=QWEN, n_ctx=8192,
+                     cpu=bundled_llm_cpu()) as server:
         yield server
 
 

@@ -1,9 +1,12 @@
+import signal
 import sys
 
 import anyio
 
 from chatsvc import Services
 from chatsvc.embeddings import LocalEmbedder
+from chatsvc.local_models import GEMMA, models_dir
+from chatsvc.local_watch import ModelStatus, state_path
 from store import ChunkIn
 from tests.chatsvc.test_warmup import wait_warm
 
@@ -92,3 +95,27 @@ def test_the_job_queue_counts_waiting_leased_and_lapsed_jobs(services):
     check = anyio.run(lambda: services.health.checks(fresh=True))["jobs"]
     assert check.as_json() == {"ok": True, "detail": "queued 2, running 1, expired 1",
                                "counts": {"queued": 2, "running": 1, "expired": 1}}
+
+
+def test_a_bundled_model_being_restarted_is_named_instead_of_a_url_to_fix(
+        settings, local_embedder):
+    """What `serve` records while it restarts the bundled model (chatsvc.local_watch) is
+    what /health and doctor say; the upstream is on a closed port, as while it restarts."""
+    bundled = settings.with_overrides(llm_model=GEMMA.name)
+    models = models_dir(settings.data_dir)
+    models.mkdir(parents=True)
+    status = ModelStatus(model=GEMMA.name, base_url=bundled.llm_base_url,
+                         log=str(models / "gemma-3-270m.log"), cpu="safe",
+                         cpu_reason="the fast path crashed with signal 11 (SIGSEGV)",
+                         max_restarts=3, state="restarting", restarts=1)
+    status.crashed(-signal.SIGSEGV)
+    status.save(state_path(models, GEMMA.name))
+    services = Services.open(bundled, embedder=local_embedder)
+    try:
+        check = anyio.run(lambda: services.health.checks(fresh=True))["llm"]
+    finally:
+        services.stores.db.close()
+    assert check.ok is False
+    assert "the bundled model crashed with signal 11 (SIGSEGV) at " in check.detail
+    assert "restarted 1 time, restarting now; log: " in check.detail
+    assert check.fix == "the service is restarting the bundled model: wait a few seconds"

@@ -11,6 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from chatsvc import Services, Settings, create_app
+from chatsvc.local_models import GEMMA
 from chatsvc.testing import LoopbackHTTPServer, ServiceProcess
 
 
@@ -66,6 +67,23 @@ def test_the_warm_up_opens_the_llm_connection_without_asking_for_a_completion(
     assert services.warmup.check().detail.endswith("recent users, llm connection; 0 users)")
     assert detail["checks"]["warm"] == {"ok": True}
     assert upstream.requests == []  # GET /models only: no completion, nothing billed
+
+
+def test_the_bundled_model_answers_one_token_before_the_service_is_warm(
+        upstream, local_embedder, monkeypatch):
+    """Served as the bundled Gemma (what `serve` sets), the upstream gets one completion:
+    a model that cannot compute on this machine fails the warm-up, not a user's turn."""
+    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
+    monkeypatch.setenv("LLM_MODEL", GEMMA.name)
+    services = Services.open(Settings.from_env(), embedder=local_embedder)
+    try:
+        with TestClient(create_app(services=services)) as client:
+            wait_warm(client)
+    finally:
+        services.stores.db.close()
+    assert services.warmup.check().detail.endswith("llm connection, llm completion; 0 users)")
+    [request] = upstream.requests
+    assert (request.body["model"], request.body["max_tokens"]) == (GEMMA.name, 1)
 
 
 def test_a_warm_up_step_that_fails_is_reported_and_the_service_runs_on(embedder_down):

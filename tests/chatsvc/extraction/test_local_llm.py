@@ -9,6 +9,7 @@ import pytest
 
 from chatsvc import Services
 from chatsvc.local_models import GEMMA, LlamaServer
+from chatsvc.testing import bundled_llm_cpu
 from tests import _seed
 
 
@@ -16,7 +17,8 @@ from tests import _seed
 def one_thread_llm(tmp_path_factory):
     # One thread: on a small shared machine llama.cpp's spinning threads slow each other
     # down several times over.
-    with LlamaServer(tmp_path_factory.mktemp("models"), n_ctx=4096, threads=1) as server:
+    with LlamaServer(tmp_path_factory.mktemp("models"), n_ctx=4096, threads=1,
+                     cpu=bundled_llm_cpu()) as server:
         yield server
 
 
