@@ -73,7 +73,7 @@ REPLY_SCHEMA = {
                 "fact": {"type": "string", "maxLength": 160},
                 "evidence": {"type": "array", "minItems": 1, "maxItems": 3, "items": {
                     "type": "object",
-                    "properties": {"message": {"type": "string", "maxLength": 8},
+                    "properties": {"message": {"type": "string", "pattern": "^m[0-9]{1,4}$"},
                                    "quote": {"type": "string", "maxLength": 300}},
                     "required": ["message", "quote"]}}},
             "required": ["category", "fact", "evidence"]}},

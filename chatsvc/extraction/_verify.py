@@ -134,14 +134,18 @@ def _wordlike(char: str) -> bool:
     return char.isalnum() and not CJK.match(char)
 
 
-_LABEL = re.compile(r"[\s\[\]()#]")
+# The label at the start of a citation: models copy more of the message's line head
+# than the label ("m3 user" from "m3 user [2024-05-08]: ..."; Qwen 1.5B did so for
+# 19 of 22 facts on the adversarial set).
+_LABEL = re.compile(r"[\s\[(#]*m\s*(\d+)(?!\d)", re.IGNORECASE)
 
 
 def _message(shown: Mapping[str, Shown], label: object) -> Shown | None:
-    """The message a cited label names; "M3", " m3 " and "[m3]" all name m3."""
+    """The message a cited label names; "M3", " m3 ", "[m3]" and "m3 user" name m3."""
     if not isinstance(label, str):
         return None
-    return shown.get(label) or shown.get(_LABEL.sub("", label).lower())
+    found = _LABEL.match(label)
+    return shown.get(label) or (shown.get(f"m{found[1]}") if found else None)
 
 
 def _earlier(shown: Mapping[str, Shown], message: Shown) -> Iterator[str]:

@@ -63,9 +63,15 @@ def test_an_unknown_label_is_a_quote_not_found():
     assert verdict.reason == "quote_not_found" and "m7" in verdict.detail
 
 
-@pytest.mark.parametrize("label", ["M1", " m1 ", "[m1]"])
+@pytest.mark.parametrize("label", ["M1", " m1 ", "[m1]", "m1 user", "m1 user [2024-05-08]"])
 def test_a_label_is_read_in_any_case_and_brackets(label):
+    # "m1 user": the bundled Qwen copies the line head it was shown.
     assert reason("Lives in Lyon", [(label, "I live in Lyon")], BISCUIT) is None
+
+
+@pytest.mark.parametrize("label", ["m12", "user", "1", "mm1"])
+def test_a_label_naming_no_shown_message_is_unknown(label):
+    assert reason("Lives in Lyon", [(label, "I live in Lyon")], BISCUIT) == "quote_not_found"
 
 
 def test_evidence_of_the_wrong_type_is_a_quote_not_found():
