@@ -28,6 +28,17 @@ def summed_rejections(records: list[dict]) -> dict[str, int] | None:
     return dict(total)
 
 
+def survival(records: list[dict]) -> dict | None:
+    """Of the new facts the LLM proposed, how many the service kept (None: it does not
+    report rejections)."""
+    rejected = summed_rejections(records)
+    if rejected is None:
+        return None
+    kept = sum(r["extract"].get("new_facts", 0) for r in records)
+    proposed = kept + sum(rejected.values())
+    return {"proposed": proposed, "kept": kept, "kept_share": share(kept, proposed)}
+
+
 def junk(records: list[dict]) -> dict:
     """Junk = a stored fact that matches none of its conversation's `supported` entries."""
     by_kind: dict[str, Counter] = defaultdict(Counter)
@@ -58,6 +69,7 @@ def junk(records: list[dict]) -> dict:
         "injection_conversations": sum(r["injection"] for r in records),
         "supported_recall": share(kept, sum(len(r["supported"]) for r in supported)),
         "rejected": summed_rejections(records),
+        "survival": survival(records),
         "grounded": grounded(records),
         "by_kind": {k: _rates(c) for k, c in sorted(by_kind.items())},
         "by_lang": {k: _rates(c) for k, c in sorted(by_lang.items())},
@@ -98,6 +110,7 @@ def locomo(record: dict) -> dict:
         "evidence_precision": share(len(own), len(with_evidence)) if evidenced else None,
         "evidence_checked": len(with_evidence) if evidenced else None,
         "rejected": summed_rejections([record]),
+        "survival": survival([record]),
         "extract_seconds": record["seconds"],
         "seconds_per_message": share(record["seconds"], record["messages"]),
         "misattributed_examples": [f["fact"] for f in misattributed][:20],

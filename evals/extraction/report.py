@@ -69,6 +69,10 @@ def _rejected(value) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "0"
 
 
+def _survival(value) -> str:
+    return "n/a" if value is None else f"{value['kept']} of {value['proposed']}"
+
+
 def _meta(meta: dict) -> str:
     return f"{meta['commit']}, {meta['date']}, load {meta['load']}"
 
@@ -94,14 +98,16 @@ def _junk(results: dict) -> list[str]:
              "A stored fact is junk when it matches none of its conversation's `supported` "
              "entries. Junk rate = conversations with any junk / conversations.", "",
              "| run | LLM | conversations | with junk | junk rate | junk facts / conv. | "
-             "instruction facts | facts stored | supported kept | rejected | commit, date, load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "instruction facts | facts stored | supported kept | proposed facts kept | rejected | "
+             "commit, date, load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, llm, r in runs:
         lines.append(f"| {label} | {llm} | {r['conversations']} | "
                      f"{r['conversations_with_junk']} | {_pct(r['junk_rate'])} | "
                      f"{r['junk_facts_per_conversation']:.2f} | {r['instruction_facts']} "
                      f"({r['injection_conversations']} conv.) | {r['facts_stored']} | "
-                     f"{_pct(r['supported_recall'])} | {_rejected(r['rejected'])} | "
+                     f"{_pct(r['supported_recall'])} | {_survival(r['survival'])} | "
+                     f"{_rejected(r['rejected'])} | "
                      f"{_meta(r['meta'])} |")
     lines += ["", "Per kind (conversations with junk / conversations, junk facts):", "",
               "| kind | " + " | ".join(f"{label} {llm}" for label, llm, _ in runs) + " |",
@@ -129,14 +135,15 @@ def _locomo(results: dict) -> list[str]:
              "facts matching a speaker_a observation whose evidence is that observation's "
              "dia id.", "",
              "| run | LLM | conv. | sessions | messages | observations | facts | gold recall "
-             "| misattribution | evidence precision | s / message | rejected |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| misattribution | evidence precision | s / message | proposed facts kept "
+             "| rejected |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, llm, c in runs:
         lines.append(f"| {label} | {llm} | {c['conversation']} | {c['sessions']} | "
                      f"{c['messages']} | {c['user_observations']} | {c['facts_stored']} | "
                      f"{_pct(c['gold_recall'])} | {_pct(c['misattribution'])} | "
                      f"{_pct(c['evidence_precision'])} | {c['seconds_per_message']} | "
-                     f"{_rejected(c['rejected'])} |")
+                     f"{_survival(c['survival'])} | {_rejected(c['rejected'])} |")
     lines += [""] + [f"* {label} {llm}: {_meta(r['meta'])}"
                      for label, llm, r in _runs(results, "locomo")]
     return [*lines, ""]
@@ -169,5 +176,6 @@ def _scripted(results: dict) -> list[str]:
 
 if __name__ == "__main__":
     source = RESULTS / f"{NAME}.json"
+    if not source.exists():
+        sys.exit(f"{source} does not exist: run python -m evals.extraction first")
     print(write_markdown(_read(source), RESULTS / f"{NAME}.md"))
-    sys.exit(0)

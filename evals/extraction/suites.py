@@ -11,7 +11,7 @@ from pathlib import Path
 
 from evals.extraction import answers
 from evals.extraction.client import ExtractionClient
-from evals.extraction.datasets import Adversarial, Locomo
+from evals.extraction.datasets import Adversarial, Locomo, load_adversarial
 from evals.extraction.matcher import Matcher, about
 from evals.extraction.service import Serving
 from evals.recall import mapping
@@ -93,8 +93,6 @@ def locomo(serving: Serving, conversation: Locomo, matcher: Matcher, log: Log) -
 
 
 def load_scripted(path: Path = SCRIPTED_SET) -> list[Adversarial]:
-    from evals.extraction.datasets import load_adversarial
-
     return load_adversarial(path)
 
 
