@@ -8,6 +8,7 @@ under `--label` (before / after)."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import shlex
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from chatsvc.local_models import CHAT_MODELS, QWEN
 from evals._machine import describe
-from evals.extraction import metrics, report, suites
+from evals.extraction import metrics, results, suites
 from evals.extraction.datasets import load_adversarial, load_locomo
 from evals.extraction.matcher import Matcher
 from evals.extraction.service import serving
@@ -48,7 +49,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--models-dir", type=Path, default=Path("data/models"),
                         help="where the bundled model's GGUF is assembled once")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
-    parser.add_argument("--out", type=Path, default=report.RESULTS)
+    parser.add_argument("--out", type=Path, default=results.RESULTS)
     args = parser.parse_args(argv)
     if args.suites is None:
         args.suites = ["junk", *(["locomo"] if args.locomo else []),
@@ -72,7 +73,7 @@ def main(argv: list[str]) -> int:
             figures, records = _run(suite, args, served, matcher)
             figures["meta"] = _meta(args, served.model, matcher, time.monotonic() - started)
             figures["meta"]["server_crashes"] = served.service.crashes()
-            print(f"wrote {report.save(args.label, llm, suite, figures, records, out=args.out)}")
+            print(f"wrote {results.save(args.label, llm, suite, figures, records, out=args.out)}")
     return 0
 
 
@@ -80,7 +81,7 @@ def _run(suite: str, args: argparse.Namespace, served, matcher: Matcher) -> tupl
     if suite == "junk":
         items = load_adversarial(args.adversarial)[: args.limit]
         records = suites.junk(served, items, matcher, print)
-        return metrics.junk(records), records
+        return {**metrics.junk(records), "data": _data(args.adversarial)}, records
     if suite == "scripted":
         records = suites.scripted(served, suites.load_scripted(), print)
         return metrics.scripted(records), records
@@ -92,6 +93,11 @@ def _run(suite: str, args: argparse.Namespace, served, matcher: Matcher) -> tupl
     rows = [metrics.locomo(r) for r in records]
     return {"conversations": rows, "overall": metrics.pooled(rows),
             "problems": problems.as_json()}, records
+
+
+def _data(path: Path) -> dict:
+    """Which set was run: before and after figures must come from the same file."""
+    return {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
 
 
 def _meta(args: argparse.Namespace, model: str, matcher: Matcher, seconds: float) -> dict:

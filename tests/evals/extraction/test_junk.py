@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evals.extraction import metrics, report, suites
+from evals.extraction import metrics, results, suites
 from evals.extraction.datasets import load_adversarial
 from evals.extraction.matcher import Matcher
 from evals.extraction.service import serving
@@ -73,10 +73,10 @@ def test_the_results_keep_other_sections_of_the_markdown(scored, tmp_path):
     (tmp_path / "extraction_quality.md").write_text(other)
     figures = {**figures, "meta": {"commit": "abc1234", "date": "today", "load": "1.0",
                                    "matcher": "the rule"}}
-    report.save("before", "scripted", "junk", figures, [], out=tmp_path)
-    report.save("after", "scripted", "junk", figures, [], out=tmp_path)
+    results.save("before", "scripted", "junk", figures, [], out=tmp_path)
+    results.save("after", "scripted", "junk", figures, [], out=tmp_path)
     text = (tmp_path / "extraction_quality.md").read_text()
-    assert text.startswith(other) and text.count(report.HEADING) == 1
+    assert text.startswith(other) and text.count(results.HEADING) == 1
     assert "| before | scripted | 3 |" in text and "| after | scripted | 3 |" in text
     saved = json.loads((tmp_path / "extraction_quality.json").read_text())
     assert set(saved) == {"before", "after"}

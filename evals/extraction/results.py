@@ -3,7 +3,7 @@
 extraction_quality_records.json. The markdown file is shared: only its "Extraction
 quality" section is rewritten, other sections (the verifier's thresholds) are kept.
 
-    python -m evals.extraction.report    # rebuild the markdown section from the JSON
+    python -m evals.extraction.results    # rebuild the markdown section from the JSON
 """
 
 from __future__ import annotations
@@ -109,6 +109,8 @@ def _junk(results: dict) -> list[str]:
                      f"{_pct(r['supported_recall'])} | {_survival(r['survival'])} | "
                      f"{_rejected(r['rejected'])} | "
                      f"{_meta(r['meta'])} |")
+    lines += [""] + [f"* {label} {llm}: {r['data']['file']} (sha256 {r['data']['sha256']}...)"
+                     for label, llm, r in runs if "data" in r]
     lines += ["", "Per kind (conversations with junk / conversations, junk facts):", "",
               "| kind | " + " | ".join(f"{label} {llm}" for label, llm, _ in runs) + " |",
               "|---|" + "---|" * len(runs)]
