@@ -13,6 +13,8 @@ import shlex
 import subprocess
 import sys
 import time
+from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,6 +41,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--adversarial", type=Path, default=ADVERSARIAL)
     parser.add_argument("--limit", type=int, default=None,
                         help="only the first N adversarial conversations")
+    parser.add_argument("--per-kind", type=int, default=None,
+                        help="only the first N adversarial conversations of each kind and language")
     parser.add_argument("--locomo", type=Path, default=None, help="locomo10.zip")
     parser.add_argument("--conversations", type=int, nargs="+", default=[26, 30])
     parser.add_argument("--sessions", type=int, default=None,
@@ -69,19 +73,37 @@ def main(argv: list[str]) -> int:
         llm = "scripted" if args.llm == "scripted" else f"local {served.model}"
         for suite in args.suites:
             print(f"{suite} ({llm}) ...", flush=True)
-            started = time.monotonic()
-            figures, records = _run(suite, args, served, matcher)
-            figures["meta"] = _meta(args, served.model, matcher, time.monotonic() - started)
-            figures["meta"]["server_crashes"] = served.service.crashes()
-            print(f"wrote {results.save(args.label, llm, suite, figures, records, out=args.out)}")
+            save = _saver(args, served, matcher, llm, suite)
+            figures, records = _run(suite, args, served, matcher, save)
+            print(f"wrote {save(figures, records, complete=True)}")
     return 0
 
 
-def _run(suite: str, args: argparse.Namespace, served, matcher: Matcher) -> tuple[dict, list]:
+def _saver(args: argparse.Namespace, served, matcher: Matcher, llm: str,
+           suite: str) -> Callable:
+    """save(figures, records, complete=...): one suite's figures with their meta, written;
+    `complete` False for the figures so far of a run still going."""
+    started = time.monotonic()
+
+    def save(figures: dict, records: list, *, complete: bool) -> Path:
+        figures["meta"] = {**_meta(args, served.model, matcher, time.monotonic() - started),
+                           "complete": complete, "server_crashes": served.service.crashes()}
+        return results.save(args.label, llm, suite, figures, records, out=args.out)
+
+    return save
+
+
+def _run(suite: str, args: argparse.Namespace, served, matcher: Matcher,
+         save: Callable) -> tuple[dict, list]:
     if suite == "junk":
-        items = load_adversarial(args.adversarial)[: args.limit]
-        records = suites.junk(served, items, matcher, print)
-        return {**metrics.junk(records), "data": _data(args.adversarial)}, records
+        items = _chosen(load_adversarial(args.adversarial), args)
+
+        def junk_figures(records: list[dict]) -> dict:
+            return {**metrics.junk(records), "data": _data(args.adversarial)}
+
+        records = suites.junk(served, items, matcher, print, progress=lambda records: save(
+            junk_figures(records), records, complete=False))
+        return junk_figures(records), records
     if suite == "scripted":
         records = suites.scripted(served, suites.load_scripted(), print)
         return metrics.scripted(records), records
@@ -93,6 +115,14 @@ def _run(suite: str, args: argparse.Namespace, served, matcher: Matcher) -> tupl
     rows = [metrics.locomo(r) for r in records]
     return {"conversations": rows, "overall": metrics.pooled(rows),
             "problems": problems.as_json()}, records
+
+
+def _chosen(items: list, args: argparse.Namespace) -> list:
+    if args.per_kind is not None:
+        seen: Counter = Counter()
+        items = [i for i in items
+                 if (seen.update([(i.kind, i.lang)]) or seen[i.kind, i.lang]) <= args.per_kind]
+    return items[: args.limit]
 
 
 def _data(path: Path) -> dict:

@@ -74,7 +74,8 @@ def _survival(value) -> str:
 
 
 def _meta(meta: dict) -> str:
-    return f"{meta['commit']}, {meta['date']}, load {meta['load']}"
+    cut = "" if meta.get("complete", True) else ", cut short"
+    return f"{meta['commit']}, {meta['date']}, load {meta['load']}{cut}"
 
 
 def render(results: dict) -> str:

@@ -43,8 +43,11 @@ def _fact(raw: dict, ids: dict[str, str]) -> dict:
                                         for e in evidence or ()})}
 
 
-def junk(serving: Serving, items: list[Adversarial], matcher: Matcher, log: Log) -> list[dict]:
-    """Scripted: the upstream echoes every message as a fact (answers.echo_every_message)."""
+def junk(serving: Serving, items: list[Adversarial], matcher: Matcher, log: Log,
+         progress: Callable[[list[dict]], None] = lambda records: None) -> list[dict]:
+    """Scripted: the upstream echoes every message as a fact (answers.echo_every_message).
+    `progress` gets the records so far after each conversation (the bundled model takes
+    minutes for one on a busy machine: a run cut short still leaves its figures)."""
     if serving.responder is not None:
         serving.responder.make = lambda shown, prompt: answers.echo_every_message(shown)
     records = []
@@ -62,6 +65,7 @@ def junk(serving: Serving, items: list[Adversarial], matcher: Matcher, log: Log)
                         "extract": counts, "seconds": counts["seconds"], "facts": facts})
         junk_facts = sum(not f["supported_by"] for f in facts)
         log(f"  {item.id}: {len(facts)} facts, {junk_facts} junk ({counts['seconds']} s)")
+        progress(records)
     return records
 
 
