@@ -54,6 +54,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="where the bundled model's GGUF is assembled once")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
     parser.add_argument("--out", type=Path, default=results.RESULTS)
+    parser.add_argument("--service-root", type=Path, default=REPO,
+                        help="the checkout whose `chatsvc serve` is measured (default: this one)")
     args = parser.parse_args(argv)
     if args.suites is None:
         args.suites = ["junk", *(["locomo"] if args.locomo else []),
@@ -69,7 +71,7 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     matcher = Matcher()
     with serving(args.llm, model=args.model, models_dir=args.models_dir.resolve(),
-                 threads=args.threads) as served:
+                 threads=args.threads, root=args.service_root.resolve()) as served:
         llm = "scripted" if args.llm == "scripted" else f"local {served.model}"
         for suite in args.suites:
             print(f"{suite} ({llm}) ...", flush=True)
@@ -132,7 +134,8 @@ def _data(path: Path) -> dict:
 
 def _meta(args: argparse.Namespace, model: str, matcher: Matcher, seconds: float) -> dict:
     return {
-        "commit": _commit(), "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _commit(args.service_root),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "model": model, "matcher": matcher.rule.describe(),
         "load": " ".join(Path("/proc/loadavg").read_text().split()[:3]),
         "machine": describe(), "seconds": round(seconds, 1),
@@ -140,9 +143,10 @@ def _meta(args: argparse.Namespace, model: str, matcher: Matcher, seconds: float
     }
 
 
-def _commit() -> str:
+def _commit(root: Path) -> str:
+    """The measured checkout's commit (the service's code; the harness is this one's)."""
     def git(*command: str) -> str:
-        return subprocess.run(["git", *command], cwd=REPO, capture_output=True,
+        return subprocess.run(["git", *command], cwd=root, capture_output=True,
                               text=True).stdout.strip()
 
     dirty = git("status", "--porcelain", "--untracked-files=no")

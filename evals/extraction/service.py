@@ -14,6 +14,7 @@ from pathlib import Path
 from chatsvc._settings import Settings
 from chatsvc.local_models import CHAT_MODELS, LlamaServer
 from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
+from chatsvc.testing._process import REPO_ROOT
 from evals.extraction.answers import Answer, reply_text
 from evals.extraction.shown import Shown, is_extraction
 from evals.recall.runner import server_env
@@ -50,8 +51,9 @@ class Serving:
 
 @contextmanager
 def serving(llm: str, *, model: str, models_dir: Path, make: Make | None = None,
-            threads: int | None = None) -> Iterator[Serving]:
-    """`llm`: "scripted" (answers from `make`) or "local" (`model`, a CHAT_MODELS name)."""
+            threads: int | None = None, root: Path = REPO_ROOT) -> Iterator[Serving]:
+    """`llm`: "scripted" (answers from `make`) or "local" (`model`, a CHAT_MODELS name);
+    `root`: the checkout whose chatsvc serves (another one's: before/after figures)."""
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="extraction-")))
         if llm == "scripted":
@@ -63,7 +65,7 @@ def serving(llm: str, *, model: str, models_dir: Path, make: Make | None = None,
             llama = stack.enter_context(LlamaServer(models_dir, model=chat_model, n_ctx=N_CTX,
                                                     threads=threads))
             env, name = _local_env(llama, chat_model), chat_model.name
-        service = ServiceProcess(tmp / "data", env, log_path=tmp / "service.log")
+        service = ServiceProcess(tmp / "data", env, log_path=tmp / "service.log", root=root)
         service.start(timeout=300)
         stack.callback(service.stop)
         yield Serving(service, name, responder)
