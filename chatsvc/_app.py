@@ -50,6 +50,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         await interrupt_leftovers(app.state.services.stores.chats)
         try:
             async with (
+                # Exited last: the claims of turns still ending stay renewed.
+                app.state.services.claims.kept(),
                 schedule(app.state.services.extractor, settings.extract_interval_seconds),
                 app.state.services.indexer.running(),
                 tools.http_endpoint() as app.state.mcp,

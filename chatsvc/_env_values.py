@@ -30,6 +30,17 @@ def positive_float(raw: str) -> float:
     return value
 
 
+def unit_interval(raw: str) -> float:
+    """A number from 0 to 1 (a cosine distance threshold, a share)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a number from 0 to 1") from None
+    if not 0 <= value <= 1:
+        raise ValueError("expected a number from 0 to 1")
+    return value
+
+
 def seconds_or_off(raw: str) -> float:
     try:
         value = float(raw)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from chatsvc._admission import StreamSlots
 from chatsvc._health import HealthChecker
 from chatsvc._settings import Settings
-from chatsvc.chat import Sources
+from chatsvc.chat import Sources, TurnClaims
 from chatsvc.embeddings import Embedder, PriorityEmbedder, build_embedder, with_priority
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
@@ -39,6 +39,7 @@ class Services:
     extractor: FactExtractor
     recall: RecallService  # conversation search and message indexing
     sources: Sources  # what a chat turn reads
+    claims: TurnClaims  # this process's leases on its turns' conversations (the app runs it)
     slots: StreamSlots  # chat turns each user runs in this process
     indexer: Indexer  # background jobs and backfill; services call `indexer.wake()`
     uploads: Uploads  # uploaded files: stored by the request, turned into entries by jobs
@@ -62,24 +63,27 @@ class Services:
         memory_service = MemoryService(stores.memories, embedder, settings)
         llm = LLM(settings)  # the one upstream client: chat, extraction, knowledge tiers
         extractor = FactExtractor(settings, llm, fact_service, db=db, sheets=stores.fact_sheets,
-                                  queue=stores.extraction)
+                                  queue=stores.extraction, users=stores.users)
         indexer = Indexer(stores, embedder, interval=settings.index_interval_seconds,
                           lease_seconds=settings.job_lease_seconds)
         knowledge = KnowledgeService(settings, stores.knowledge, embedder, llm, indexer)
         recall = RecallService(stores.messages, embedder, indexer)
         uploads = Uploads(settings, knowledge, indexer)
+        claims = TurnClaims(stores.chats, settings.data_dir,
+                            lease_seconds=settings.turn_lease_seconds)
         sources = Sources(
             settings=settings, db=db, embedder=embedder, chats=stores.chats,
             fact_sheets=stores.fact_sheets, facts=stores.facts, memory=memory_service,
-            knowledge=knowledge, posts=stores.posts, recall=recall,
+            knowledge=knowledge, posts=stores.posts, recall=recall, turn_lease=claims.lease,
         )
         warmup = Warmup(settings, sources, stores.chats, llm)
         return cls(
             settings=settings, stores=stores, embedder=embedder, llm=llm,
             health=HealthChecker(settings, stores, embedder, warmup), fact_service=fact_service,
             memory_service=memory_service, knowledge=knowledge, extractor=extractor,
-            recall=recall, sources=sources, slots=StreamSlots(settings.max_streams_per_user),
-            indexer=indexer, uploads=uploads, warmup=warmup,
+            recall=recall, sources=sources, claims=claims,
+            slots=StreamSlots(settings.max_streams_per_user), indexer=indexer, uploads=uploads,
+            warmup=warmup,
         )
 
     async def aclose(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
+from chatsvc.facts import evidence_json
 from store import NotFound, User
 from store.backend import Stores
 from store.clock import now_iso
@@ -53,24 +54,28 @@ def _conversations(stores: Stores, user_id: str) -> Iterable[dict]:
             continue
         # The import route's shape (plus status and times): an answer that failed before
         # any text has nothing to re-import, so it is left out.
-        yield {"title": conversation.title, "project_id": conversation.project_id,
+        yield {"id": conversation.id, "title": conversation.title,
+               "project_id": conversation.project_id,
                "created_at": conversation.created_at, "updated_at": conversation.updated_at,
                "messages": [_message(m) for m in messages if m.content]}
 
 
 def _message(message) -> dict:
     named = {"name": message.name} if message.name else {}
-    return {"role": message.role, "content": message.content, **named,
+    return {"id": message.id, "role": message.role, "content": message.content, **named,
             "status": message.status, "created_at": message.created_at}
 
 
 def _facts(stores: Stores, user_id: str) -> Iterable[dict]:
     offset = 0
     while page := stores.facts.list(user_id, limit=_PAGE, offset=offset)[0]:
+        evidence = stores.facts.evidence(user_id, [fact.id for fact in page])
         for fact in page:
+            # The quotes name the exported conversations' and messages' ids.
             yield {"category": fact.category, "fact": fact.fact, "created_at": fact.created_at,
                    "updated_at": fact.updated_at, "mention_count": fact.mention_count,
-                   "last_extracted_at": fact.last_extracted_at}
+                   "last_extracted_at": fact.last_extracted_at,
+                   "evidence": [evidence_json(e) for e in evidence.get(fact.id, [])]}
         offset += len(page)
 
 

@@ -13,11 +13,31 @@ import logging
 from chatsvc._errors import EmbeddingError
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
-from store import FactStore
+from store import ChatStore, FactStore
 from store.contract import EmbedJob
-from store.facts import Fact, FactHit, check_fields, content_hash
+from store.facts import Evidence, Fact, FactHit, check_fields, content_hash
 
 log = logging.getLogger("chatsvc.facts")
+
+
+def evidence_json(evidence: Evidence) -> dict:
+    """A fact's quote as the API and the export show it."""
+    return {"message_id": evidence.message_id, "conversation_id": evidence.conversation_id,
+            "quote": evidence.quote, "said_at": evidence.said_at}
+
+
+def delete_with_facts(chats: ChatStore, facts: FactStore, user_id: str,
+                      conversation_id: str) -> list[str]:
+    """Delete the conversation and, in the same transaction, the facts whose every quote
+    was in it; the ids of those facts. NotFound (nothing changed) for another user's."""
+    with chats.db.transaction():
+        chats.get(user_id, conversation_id)
+        forgotten = facts.forget_conversation(user_id, conversation_id)
+        chats.delete(user_id, conversation_id)
+    if forgotten:
+        log.info("conversation %s deleted with %d facts resting on it", conversation_id,
+                 len(forgotten))
+    return forgotten
 
 
 class FactService:
@@ -70,11 +90,17 @@ class FactService:
         await in_thread(self.store.save_embeddings, list(zip(jobs, vectors, strict=True)))
         return len(facts)
 
-    async def _document_vector(self, text: str) -> list[float] | None:
-        if not self.store.db.vector_state.ok:
-            return None
+    async def vectors(self, texts: list[str]) -> list[list[float] | None]:
+        """The texts' document vectors in one batch; all None when vectors are off or
+        the embedder failed (the facts are then saved for backfill)."""
+        if not texts or not self.store.db.vector_state.ok:
+            return [None] * len(texts)
         try:
-            return (await self.embedder.embed_documents([text]))[0]
+            return list(await self.embedder.embed_documents(texts))
         except EmbeddingError as exc:
-            log.warning("fact saved without embedding, left for backfill: %s", exc)
-            return None
+            log.warning("%d facts saved without embedding, left for backfill: %s",
+                        len(texts), exc)
+            return [None] * len(texts)
+
+    async def _document_vector(self, text: str) -> list[float] | None:
+        return (await self.vectors([text]))[0]

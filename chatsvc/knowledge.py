@@ -3,8 +3,9 @@
 Indexing never waits on or fails because of the embedder or the LLM: chunks are
 saved first (keyword search finds them at once); vectors follow from the
 background indexer (a job the client can poll for documents sent over HTTP, the
-backfill for posts), or inline for the CLI; LLM tiers are written by a background
-task that leaves the extractive ones in place on any failure.
+backfill for posts), or inline for the CLI; LLM tiers are written by `write_llm_tiers`
+(after the response, in the upload job, or after the CLI's last file), which leaves
+the extractive ones in place on any failure.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ class KnowledgeService:
         it when `pinned` (in `project_id`).
 
         LLM tiers are not written here: callers run `write_llm_tiers` afterwards
-        (a response background task, or the CLI after its last file) when `wants_llm_tiers`.
+        (a response background task, the upload job before it embeds, or the CLI after
+        its last file) when `wants_llm_tiers`.
         """
         chunks, abstract, overview = await in_thread(self.prepare, title, content)
         saved = await in_thread(
@@ -121,7 +123,9 @@ class KnowledgeService:
         return await self.indexer.enqueue(user_id, kind=REINDEX, entry_id=entry_id)
 
     def wants_llm_tiers(self, saved: Saved) -> bool:
-        return saved.status != "unchanged" and self.settings.knowledge_llm_tiers != "off"
+        """Whether to ask the LLM for the entry's tiers: on, and it has extractive ones
+        (new or changed, or an earlier ask failed or was cut off by a restart)."""
+        return self.settings.knowledge_llm_tiers != "off" and saved.entry.tiers_by != "llm"
 
     async def embed_jobs(self, jobs) -> bool:
         """Embed and store chunk vectors; False (and a log line) when that cannot happen now."""

@@ -60,6 +60,15 @@ FALLBACKS = Counter(
 BREAKER = Counter(
     "chatsvc_breaker_transitions", "Circuit breaker openings and closings", ["breaker", "state"],
 )
+FACTS_STORED = Counter(
+    "chatsvc_facts_extracted", "Verified facts fact extraction stored (new rows)",
+)
+FACTS_REJECTED = Counter(
+    "chatsvc_facts_rejected",
+    "Facts the LLM proposed that verification refused, by reason (no_evidence, not_user, "
+    "quote_not_found, unsupported, not_a_statement)",
+    ["reason"],
+)
 ACTIVE_STREAMS = Gauge(
     "chatsvc_active_streams", "Upstream answers being relayed right now",
     multiprocess_mode="livesum",

@@ -5,7 +5,11 @@ embeds it.
 The request creates the entry empty, with source `upload:<new id>`: its id is the
 202's `entry_id`, and the job's save replaces that same entry (by source). A job
 resumed after a crash extracts again and saves the same entry ("unchanged"), then
-embeds only the chunks still without a vector. A job that fails on the file (a
+embeds only the chunks still without a vector. Between the save and the embedding
+the job asks the LLM for the entry's L0/L1 tiers, as `POST /api/knowledge/documents`
+does after its response (`KnowledgeService.write_llm_tiers`): once per saved text,
+and again on a resumed job whose entry has none yet; a failed or unusable answer
+keeps the extractive tiers and the job goes on. A job that fails on the file (a
 DocumentError) deletes the empty entry; the job's `error` says why. The entry is
 pinned only once it has its text, so the prefix changes once.
 """
@@ -77,6 +81,8 @@ class Uploads:
                                                        "format": doc.format,
                                                        "pages": doc.pages},
             pinned=options.pinned, project_id=options.project_id)
+        if self.knowledge.wants_llm_tiers(saved):
+            await self.knowledge.write_llm_tiers(saved.entry.id, saved.entry.content_hash)
         return saved.entry.id
 
     def _extract(self, job: Job, payload: Payload, jobs: JobStore) -> Extracted:

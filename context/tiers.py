@@ -1,66 +1,25 @@
 """L0 abstract / L1 overview of a knowledge entry. Pure: text in, text out.
 
-`extractive_tiers` always works (first sentences, headings). The LLM variant is
-built from `tier_messages` (bounded input) and read back with `parse_tiers`;
-anything unusable there returns None and the extractive tiers stay.
+`extractive_tiers` (context/extractive.py) always works: whole sentences of the text
+itself. The LLM variant is built from `tier_messages` (bounded input) and read back
+with `parse_tiers`; anything unusable there returns None and the extractive tiers stay.
 """
 
 from __future__ import annotations
 
 import json
-import re
 
 import prompts
-from context.chunking import join_sentences, split_sentences
+from context.extractive import (
+    ABSTRACT_MAX_CHARS,
+    OVERVIEW_POINTS,
+    POINT_MAX_CHARS,
+    clip,
+    extractive_tiers,
+)
 from context.tokens import DEFAULT_TOKENIZER, Tokenizer
 
-ABSTRACT_SENTENCES = 3
-ABSTRACT_MAX_CHARS = 400
-OVERVIEW_POINTS = 8
-POINT_MAX_CHARS = 200
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
-
-
-def extractive_tiers(title: str, content: str) -> tuple[str, str]:
-    """(abstract, overview) from the text itself: first sentences and headings."""
-    headings, paragraphs = _structure(content)
-    body = join_sentences(paragraphs) or title
-    abstract = _clip(join_sentences(split_sentences(body)[:ABSTRACT_SENTENCES]), ABSTRACT_MAX_CHARS)
-    points = [f"{h}: {_first_sentence(p)}" if p else h for h, p in headings]
-    if len(points) < 2:
-        points = [_first_sentence(p) for p in paragraphs]
-    points = [_clip(p, POINT_MAX_CHARS) for p in points if p][:OVERVIEW_POINTS]
-    return abstract, "\n".join(f"- {p}" for p in points)
-
-
-def _structure(content: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """(heading, first paragraph under it) pairs and the plain paragraphs."""
-    headings: list[tuple[str, str]] = []
-    paragraphs: list[str] = []
-    for block in re.split(r"\n\s*\n", content):
-        lines = [line for line in block.strip().splitlines() if line.strip()]
-        text_lines = []
-        for line in lines:
-            match = _HEADING.match(line)
-            if match:
-                headings.append((match.group(1), ""))
-            else:
-                text_lines.append(line.strip())
-        if text_lines:
-            paragraph = " ".join(text_lines)
-            paragraphs.append(paragraph)
-            if headings and not headings[-1][1]:
-                headings[-1] = (headings[-1][0], paragraph)
-    return headings, paragraphs
-
-
-def _first_sentence(text: str) -> str:
-    sentences = split_sentences(text)
-    return sentences[0] if sentences else ""
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+__all__ = ["extractive_tiers", "parse_tiers", "tier_messages"]
 
 
 def tier_messages(
@@ -93,6 +52,6 @@ def parse_tiers(reply: str) -> tuple[str, str] | None:
         points = [points]
     if not isinstance(points, list):
         return None
-    points = [_clip(str(p).strip(), POINT_MAX_CHARS) for p in points if str(p).strip()]
+    points = [clip(str(p).strip(), POINT_MAX_CHARS) for p in points if str(p).strip()]
     overview = "\n".join(f"- {p}" for p in points[:OVERVIEW_POINTS])
-    return _clip(abstract.strip(), ABSTRACT_MAX_CHARS), overview
+    return clip(abstract.strip(), ABSTRACT_MAX_CHARS), overview

@@ -18,7 +18,7 @@ from store._errors import (
     VectorUnavailable,
 )
 from store.accounts import Accounts
-from store.chats import AssistantReply, ChatMessage, Chats, Conversation, ModelUsage
+from store.chats import AssistantReply, ChatMessage, Chats, Conversation, ModelUsage, TurnLease
 from store.contract import (
     AccountStore,
     ChatStore,
@@ -99,6 +99,7 @@ __all__ = [
     "StoreError",
     "TurnEventStore",
     "TurnInProgress",
+    "TurnLease",
     "User",
     "UserExists",
     "UserStore",

@@ -10,9 +10,12 @@ user id, so another user's conversation is NotFound exactly like a missing one.
 A conversation runs one turn at a time, across processes and replicas: the first
 write claims the conversation (`turn_id`, the question's id, until `turn_until`)
 in the same statement that checks no other turn holds it, and the answer's write
-frees it. A turn that dies without answering frees it when its claim lapses.
-`turn_stop` marks a claim asked to stop (store.turn_events, which also keeps the
-events of the conversation's latest streamed turn).
+frees it. A turn that dies without answering frees it when its claim lapses. With a
+`TurnLease` the claim is its process's (`turn_owner`): it lapses a lease after the
+last `renew_turns` of that process, never later than `turn_deadline` (the hold),
+and `free_turns_of` frees at once what a process known dead held. `turn_stop` marks
+a claim asked to stop (store.turn_events, which also keeps the events of the
+conversation's latest streamed turn).
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ TITLE_CHARS = 80
 STATUSES = ("complete", "interrupted", "error")
 # How long a turn may hold its conversation unless the caller says (chatsvc does).
 TURN_HOLD_SECONDS = 300.0
+_FREE = ("turn_id = NULL, turn_until = NULL, turn_stop = NULL, turn_owner = NULL, "
+         "turn_deadline = NULL")
+
+
+@dataclass(frozen=True)
+class TurnLease:
+    """A claim held for a live process: `owner` (unique per process) renews it
+    (`Chats.renew_turns`) well within `seconds`, after which it lapses."""
+
+    owner: str
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -178,25 +192,30 @@ class Chats:
     def start_turn(
         self, user_id: str, content: str, *, conversation_id: str | None = None,
         project_id: str | None = None, name: str | None = None,
-        hold_seconds: float = TURN_HOLD_SECONDS, reply_id: str | None = None,
+        hold_seconds: float = TURN_HOLD_SECONDS, lease: TurnLease | None = None,
+        reply_id: str | None = None,
     ) -> tuple[Conversation, ChatMessage]:
         """Store the user's message (creating the conversation when none is given) and
-        claim the conversation for this turn; TurnInProgress while another holds it.
+        claim the conversation for this turn, for `hold_seconds` at most (a lease's
+        length, renewed, with `lease`); TurnInProgress while another holds it.
         `reply_id`: the answer's empty `pending` row too, in the same transaction. One
         commit, not two: on SQLite every other connection that sees a commit drops its
         page cache and memory map, and a second commit landing while the turn searches
         cost its first read ~3 ms (docs/chat.md, Benchmark)."""
         moment = utc_now()
-        now, until = iso(moment), iso(moment + timedelta(seconds=hold_seconds))
+        held = min(hold_seconds, lease.seconds) if lease else hold_seconds
+        now, until = iso(moment), iso(moment + timedelta(seconds=held))
         message_id = new_id()
-        claim = {"turn": message_id, "until": until, "now": now, "user": user_id}
+        claim = {"turn": message_id, "until": until, "now": now, "user": user_id,
+                 "owner": lease.owner if lease else None,
+                 "deadline": iso(moment + timedelta(seconds=hold_seconds))}
         with self.db.transaction():
             if conversation_id is None:
                 conversation_id = new_id()
                 self.db.execute(
                     "INSERT INTO conversations(id, user_id, title, project_id, created_at, "
-                    "updated_at, turn_id, turn_until) VALUES ($id, $user, $title, $project, "
-                    "$now, $now, $turn, $until)",
+                    "updated_at, turn_id, turn_until, turn_owner, turn_deadline) VALUES ($id, "
+                    "$user, $title, $project, $now, $now, $turn, $until, $owner, $deadline)",
                     {**claim, "id": conversation_id, "title": title_for(content),
                      "project": project_id},
                 )
@@ -227,13 +246,36 @@ class Chats:
         # PostgreSQL re-checks the condition on the row a concurrent claim updated.
         claimed = self.db.execute(
             "UPDATE conversations SET updated_at = $now, turn_id = $turn, turn_until = $until, "
-            "turn_stop = NULL "
+            "turn_owner = $owner, turn_deadline = $deadline, turn_stop = NULL "
             "WHERE id = $id AND user_id = $user AND (turn_id IS NULL OR turn_until < $now)",
             {**claim, "id": conversation_id},
         )
         if claimed.rowcount == 0:
             self.get(claim["user"], conversation_id)  # NotFound when it is not theirs
             raise TurnInProgress(conversation_id)
+
+    def renew_turns(self, owner: str, *, lease_seconds: float) -> int:
+        """Extend every claim `owner` holds by `lease_seconds` from now, none past its
+        deadline; how many. One statement for all of a process's turns (the index on
+        `turn_owner` finds them)."""
+        moment = utc_now()
+        with self.db.transaction():
+            return self.db.execute(
+                "UPDATE conversations SET turn_until = CASE WHEN turn_deadline < $until "
+                "THEN turn_deadline ELSE $until END "
+                "WHERE turn_owner = $owner AND turn_deadline >= $now",
+                {"owner": owner, "now": iso(moment),
+                 "until": iso(moment + timedelta(seconds=lease_seconds))},
+            ).rowcount
+
+    def free_turns_of(self, owner: str) -> int:
+        """Free every conversation `owner` holds (its process is known dead: it cannot
+        renew, or answer); how many. Its `pending` answers stay for `interrupt_pending`."""
+        with self.db.transaction():
+            return self.db.execute(
+                f"UPDATE conversations SET {_FREE} WHERE turn_owner = $owner",
+                {"owner": owner},
+            ).rowcount
 
     def end_turn(self, user_id: str, conversation_id: str, turn_id: str) -> None:
         """Free the conversation from a turn that ends without an answer to store, and
@@ -331,7 +373,7 @@ class Chats:
     def _release(self, user_id: str, conversation_id: str, turn_id: str) -> None:
         # Only this turn's claim: one that lapsed may have been taken by the next turn.
         self.db.execute(
-            "UPDATE conversations SET turn_id = NULL, turn_until = NULL, turn_stop = NULL "
+            f"UPDATE conversations SET {_FREE} "
             "WHERE id = $id AND user_id = $user AND turn_id = $turn",
             {"id": conversation_id, "user": user_id, "turn": turn_id},
         )

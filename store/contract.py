@@ -21,9 +21,9 @@ from store._vector_state import EmbedJob, VectorState, VectorStatus  # noqa: F40
 from store._work_contract import ExtractionQueueStore, JobStore  # noqa: F401 (public here)
 
 if TYPE_CHECKING:
-    from store.chats import AssistantReply, ChatMessage, Conversation, ModelUsage
+    from store.chats import AssistantReply, ChatMessage, Conversation, ModelUsage, TurnLease
     from store.fact_sheets import FactSheet, SheetInputs
-    from store.facts import Fact, FactHit
+    from store.facts import Evidence, Fact, FactHit
     from store.hybrid import Ranking
     from store.knowledge import ChunkIn, Entry, EntryIn, Hit, Saved
     from store.memory import Memory, MemorySnapshot
@@ -175,8 +175,12 @@ class ChatStore(Protocol):
 
     def start_turn(self, user_id: str, content: str, *, conversation_id: str | None = None,
                    project_id: str | None = None, name: str | None = None,
-                   hold_seconds: float = ..., reply_id: str | None = None
-                   ) -> tuple[Conversation, ChatMessage]: ...
+                   hold_seconds: float = ..., lease: TurnLease | None = None,
+                   reply_id: str | None = None) -> tuple[Conversation, ChatMessage]: ...
+
+    def renew_turns(self, owner: str, *, lease_seconds: float) -> int: ...
+
+    def free_turns_of(self, owner: str) -> int: ...
 
     def end_turn(self, user_id: str, conversation_id: str, turn_id: str) -> None: ...
 
@@ -230,6 +234,12 @@ class FactStore(Reindexable, Protocol):
                           extracted_at: str) -> None: ...
 
     def supersede(self, old_id: str, *, by_id: str, at: str) -> None: ...
+
+    def add_evidence(self, user_id: str, fact_id: str, evidence: Sequence[Evidence]) -> None: ...
+
+    def evidence(self, user_id: str, fact_ids: Sequence[str]) -> dict[str, list[Evidence]]: ...
+
+    def forget_conversation(self, user_id: str, conversation_id: str) -> list[str]: ...
 
     def search_by_vector(self, user_id: str, vector: Sequence[float], *, limit: int = 10,
                          max_distance: float = 1.0) -> list[FactHit]: ...

@@ -55,6 +55,16 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """The user's own words a fact rests on: a quote and the message it came from."""
+
+    message_id: str
+    conversation_id: str
+    quote: str
+    said_at: str
+
+
+@dataclass(frozen=True)
 class FactHit:
     """A search result: the fact and its cosine distance to the query (0 = same)."""
 
@@ -214,6 +224,62 @@ class Facts(OwnVectors):
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no fact {fact_id}")
+
+    # -- evidence ----------------------------------------------------------------------
+
+    def add_evidence(self, user_id: str, fact_id: str, evidence: Sequence[Evidence]) -> None:
+        """Record quotes for the user's fact (each message once per fact)."""
+        with self.db.transaction():
+            known = {e.message_id for e in self.evidence(user_id, [fact_id]).get(fact_id, [])}
+            for item in evidence:
+                if item.message_id in known:
+                    continue
+                known.add(item.message_id)
+                self.db.execute(
+                    "INSERT INTO fact_evidence(fact_id, user_id, message_id, conversation_id, "
+                    "quote, said_at) VALUES ($fact, $user, $message, $conversation, $quote, "
+                    "$said)",
+                    {"fact": fact_id, "user": user_id, "message": item.message_id,
+                     "conversation": item.conversation_id, "quote": item.quote,
+                     "said": item.said_at},
+                )
+
+    def evidence(self, user_id: str, fact_ids: Sequence[str]) -> dict[str, list[Evidence]]:
+        """The quotes of each of the user's facts, in the order they were recorded."""
+        found: dict[str, list[Evidence]] = {}
+        for start in range(0, len(fact_ids), 500):  # bound the IN list
+            ids = list(fact_ids[start:start + 500])
+            marks = ", ".join(f"$f{n}" for n in range(len(ids)))
+            rows = self.db.execute(
+                "SELECT fact_id, message_id, conversation_id, quote, said_at FROM fact_evidence "
+                f"WHERE user_id = $user AND fact_id IN ({marks}) ORDER BY id",
+                {"user": user_id, **{f"f{n}": i for n, i in enumerate(ids)}},
+            ).fetchall()
+            for row in rows:
+                found.setdefault(row["fact_id"], []).append(Evidence(
+                    row["message_id"], row["conversation_id"], row["quote"], row["said_at"]))
+        return found
+
+    def forget_conversation(self, user_id: str, conversation_id: str) -> list[str]:
+        """Before a conversation is deleted: delete the facts whose every quote was in
+        it (their vectors too), and its quotes of facts that rest on others as well.
+        Facts without evidence (saved by hand) stay. Returns the deleted facts' ids."""
+        params = {"user": user_id, "conversation": conversation_id}
+        with self.db.transaction():
+            doomed = [row["fact_id"] for row in self.db.execute(
+                "SELECT DISTINCT e.fact_id FROM fact_evidence e WHERE e.user_id = $user "
+                "AND e.conversation_id = $conversation AND NOT EXISTS (SELECT 1 FROM "
+                "fact_evidence o WHERE o.fact_id = e.fact_id "
+                "AND o.conversation_id != $conversation) ORDER BY e.fact_id", params,
+            ).fetchall()]
+            for fact_id in doomed:
+                self.db.execute("DELETE FROM facts WHERE id = $id AND user_id = $user",
+                                {"id": fact_id, "user": user_id})
+            if doomed:
+                self._vectors.drop(doomed, user_id=user_id)
+            self.db.execute("DELETE FROM fact_evidence WHERE user_id = $user "
+                            "AND conversation_id = $conversation", params)
+        return doomed
 
     def supersede(self, old_id: str, *, by_id: str, at: str) -> None:
         """Mark `old_id` replaced by `by_id` (same user) from `at`; its vector goes."""

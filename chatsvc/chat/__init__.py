@@ -4,9 +4,11 @@
 query's embedding started beforehand, by an embedding service), `Relay` streams the
 answer and `Turn` ties them to a stored conversation. `Journal` numbers and records
 a streamed turn's events (re-attaching, stop from any process); `Detached` runs the
-resumable turns that outlive their request.
+resumable turns that outlive their request; `TurnClaims` keeps this process's claims
+on its turns' conversations alive, and frees those of dead processes.
 """
 
+from chatsvc.chat._claims import TurnClaims
 from chatsvc.chat._detached import Detached
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._journal import Journal
@@ -17,6 +19,6 @@ from chatsvc.chat._turn import DELETED, Turn
 
 __all__ = [
     "DELETED", "Detached", "HeadStart", "Journal", "Outcome", "Prepared", "Relay", "Sources",
-    "ToolEvent", "ToolRunner", "Turn",
+    "ToolEvent", "ToolRunner", "Turn", "TurnClaims",
     "prepare", "stable_snapshot", "user_today",
 ]

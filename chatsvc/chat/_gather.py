@@ -31,7 +31,7 @@ from context import (
     Snapshot,
     Snippet,
 )
-from store import ChatStore, Database, FactSheetStore, FactStore, PostStore
+from store import ChatStore, Database, FactSheetStore, FactStore, PostStore, TurnLease
 from store.chats import Conversation
 from store.hybrid import Ranking
 from store.recall import speaker
@@ -68,6 +68,9 @@ class Sources:
     knowledge: KnowledgeService
     posts: PostStore
     recall: RecallService
+    # This process's lease on the conversations its turns claim (TurnClaims renews it);
+    # None: a claim holds for the turn's whole hold.
+    turn_lease: TurnLease | None = None
 
     # -- stable layers (pinned per conversation) --------------------------------------
 

@@ -8,8 +8,9 @@ deleted while the answer streams, nothing is written and the outcome says so
 
 Saving the question claims the conversation (the store refuses a second turn with
 TurnInProgress); saving the answer, or `close()` for a turn that ends without one,
-frees it. A process that dies mid-turn leaves a claim that lapses after
-`hold_seconds`, longer than any live turn can run.
+frees it. The claim is this process's lease (`Sources.turn_lease`, kept by
+TurnClaims): a process that dies mid-turn leaves a claim that lapses a lease later,
+and none lasts past `hold_seconds`, longer than any live turn can run.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ HOLD_MARGIN_SECONDS = 30.0  # database reads and searches, which have no deadlin
 
 
 def hold_seconds(settings: Settings) -> float:
-    """How long a turn's claim on its conversation lasts: its query embedding, the
-    upstream answer, one send to a stuck client and the save each have a deadline."""
+    """The longest a turn's claim on its conversation lasts, however often it is
+    renewed: its query embedding, the upstream answer, one send to a stuck client and
+    the save each have a deadline."""
     return (settings.chat_embed_deadline_seconds + settings.llm_timeout_seconds
             + settings.sse_send_timeout_seconds + SAVE_PATIENCE_SECONDS + HOLD_MARGIN_SECONDS)
 
@@ -137,7 +139,8 @@ class Turn:
                 conversation, question, stored = await in_thread_shielded(
                     _start, sources.chats, clock, user.id, message,
                     conversation_id=conversation_id, project_id=project_id, name=name,
-                    hold_seconds=hold_seconds(sources.settings), reply_id=reply_id,
+                    hold_seconds=hold_seconds(sources.settings), lease=sources.turn_lease,
+                    reply_id=reply_id,
                 )
         except BaseException:
             if head_start is not None:

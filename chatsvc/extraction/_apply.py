@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from chatsvc.extraction._grounding import Checked, Grounded
 from chatsvc.extraction._prompt import Extraction, KnownFact
 from store import Database, ExtractionQueueStore, FactSheetStore, FactStore, NotFound
 from store.clock import iso
@@ -48,12 +49,7 @@ class Applied:
     created: list[Fact] = field(default_factory=list)
     referenced: int = 0
     superseded: int = 0
-
-
-def provenance(messages: list[PendingMessage]) -> PendingMessage:
-    """The message mentions are attributed to: the batch's last user message."""
-    users = [m for m in messages if m.role == "user"]
-    return (users or messages)[-1]
+    forgotten: int = 0
 
 
 def apply(
@@ -65,36 +61,71 @@ def apply(
     messages: list[PendingMessage],
     known: list[KnownFact],
     extraction: Extraction,
+    checked: Checked,
+    vectors: list[list[float] | None],
     now: datetime,
+    duplicate_distance: float,
 ) -> Applied:
+    """Store the verified facts of one batch (`checked.facts`, `vectors` their
+    embeddings or None each): a fact that repeats a live one becomes a mention of it
+    with its quotes added; then the answer's references, supersessions and forgets."""
     by_ref = {k.ref: k for k in known}
-    source = provenance(messages)
     applied = Applied()
     with db.transaction():
         queue.mark_processed([m.id for m in messages], at=now)
-        targets: list[str] = []  # fact id per new_facts index
-        mentioned: dict[str, None] = {}
-        for category, text in extraction.new_facts:
-            existing = facts.find_live(user_id, text)
+        targets: list[str] = []  # fact id per checked.facts index
+        mentioned: dict[str, str | None] = {}  # fact id -> the message it was seen in
+        for grounded, vector in zip(checked.facts, vectors, strict=True):
+            existing = _duplicate(facts, user_id, grounded, vector, duplicate_distance)
             if existing is None:
-                existing = facts.create(user_id, category=category, fact=text)
+                existing = facts.create(user_id, category=grounded.category,
+                                        fact=grounded.fact, embedding=vector)
                 applied.created.append(existing)
-            else:
-                mentioned[existing.id] = None
+            facts.add_evidence(user_id, existing.id, grounded.evidence)
+            mentioned.setdefault(existing.id, grounded.evidence[0].message_id)
             targets.append(existing.id)
         for ref in extraction.referenced:
-            mentioned[by_ref[ref].id] = None
-        for fact_id in [f.id for f in applied.created] + list(mentioned):
+            mentioned.setdefault(by_ref[ref].id, None)
+        said_at = _last_user_time(messages)
+        created = {fact.id for fact in applied.created}
+        for fact_id, message_id in mentioned.items():
             try:
-                facts.record_extraction(fact_id, user_id, message_id=source.id,
-                                        extracted_at=source.created_at)
+                facts.record_extraction(fact_id, user_id, message_id=message_id,
+                                        extracted_at=said_at)
             except NotFound:  # deleted by the user while the LLM was thinking
-                mentioned.pop(fact_id, None)
-        applied.referenced = len(mentioned)
+                continue
+            applied.referenced += fact_id not in created  # a new fact is no re-mention
         for ref, index in extraction.superseded:
-            applied.superseded += _supersede(facts, user_id, by_ref[ref].id, targets[index],
-                                             source.created_at)
+            if (position := checked.positions.get(index)) is not None:
+                applied.superseded += _supersede(facts, user_id, by_ref[ref].id,
+                                                 targets[position], said_at)
+        for ref in checked.forget:
+            applied.forgotten += _forget(facts, user_id, by_ref[ref].id)
     return applied
+
+
+def _duplicate(facts: FactStore, user_id: str, grounded: Grounded,
+               vector: list[float] | None, max_distance: float) -> Fact | None:
+    """The live fact this one repeats: the same text, or (with a vector) the nearest
+    fact of the same category within `max_distance`."""
+    same = facts.find_live(user_id, grounded.fact)
+    if same is not None or vector is None or not facts.db.vector_state.ok:
+        return same
+    hits = facts.search_by_vector(user_id, vector, limit=5, max_distance=max_distance)
+    return next((h.fact for h in hits if h.fact.category == grounded.category), None)
+
+
+def _last_user_time(messages: list[PendingMessage]) -> str:
+    users = [m for m in messages if m.role == "user"]
+    return (users or messages)[-1].created_at
+
+
+def _forget(facts: FactStore, user_id: str, fact_id: str) -> int:
+    try:
+        facts.delete(user_id, fact_id)
+    except NotFound:
+        return 0
+    return 1
 
 
 def _supersede(facts: FactStore, user_id: str, old_id: str, new_id: str, at: str) -> int:

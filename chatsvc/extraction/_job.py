@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -22,6 +22,7 @@ from chatsvc._joblock import job_lock
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.extraction import _apply
+from chatsvc.extraction._grounding import check, rejected_counts
 from chatsvc.extraction._prompt import (
     REPLY_SCHEMA,
     Extraction,
@@ -42,8 +43,9 @@ from chatsvc.fact_sheet import (
 )
 from chatsvc.facts import FactService
 from chatsvc.llm import LLM, MalformedReply
+from chatsvc.metrics import FACTS_REJECTED, FACTS_STORED
 from context.tokens import get_tokenizer
-from store import Database, ExtractionQueueStore, FactSheetStore
+from store import Database, ExtractionQueueStore, FactSheetStore, UserStore
 from store.clock import utc_now
 from store.extraction import AlreadyProcessed, PendingMessage
 from store.fact_sheets import FactSheet
@@ -58,6 +60,9 @@ class ExtractionResult:
     new_facts: int = 0
     referenced: int = 0
     superseded: int = 0
+    forgotten: int = 0
+    # Proposed facts not stored, by reason (every reason, zero included).
+    rejected: dict[str, int] = field(default_factory=lambda: rejected_counts(Counter()))
     fact_sheet_id: str | None = None
     processed_messages: int = 0
     failed_batches: int = 0
@@ -65,6 +70,11 @@ class ExtractionResult:
 
     def as_json(self) -> dict:
         return asdict(self)
+
+    def count_rejected(self, counter: Counter) -> None:
+        for reason, n in counter.items():
+            self.rejected[reason] += n
+            FACTS_REJECTED.labels(reason).inc(n)
 
 
 class SkipBatch(Exception):
@@ -88,6 +98,7 @@ class FactExtractor:
         db: Database,
         sheets: FactSheetStore,
         queue: ExtractionQueueStore,
+        users: UserStore,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.settings = settings
@@ -97,6 +108,7 @@ class FactExtractor:
         self.db = db
         self.sheets = sheets
         self.queue = queue
+        self.users = users
         self.clock = clock
         self.tokenizer = get_tokenizer(settings.tokenizer)
         self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -166,6 +178,9 @@ class FactExtractor:
     ) -> None:
         budget = (self.settings.extract_max_input_tokens - self.settings.extract_max_output_tokens
                   - repair_overhead(self.tokenizer))
+        # The user's own name may stand in a fact the user's words say as "I".
+        name = (await in_thread(self.users.get, user_id)).name
+        ignore_words = frozenset(name.casefold().split())
         while messages:
             known = await in_thread(_apply.known_facts, self.facts, self.sheets, user_id,
                                     now=self.clock())
@@ -174,20 +189,27 @@ class FactExtractor:
             log.debug("fact extraction: user %s, %d messages, %d input tokens", user_id,
                       len(request.messages), request.tokens)
             extraction = await self._ask(request, {k.ref for k in known}, user_id)
+            checked = check(extraction, request, ignore_words=ignore_words)
+            vectors = await self.fact_service.vectors([g.fact for g in checked.facts])
             try:
                 applied = await in_thread_shielded(
                     _apply.apply, self.db, self.facts, self.queue, user_id=user_id,
                     messages=request.messages, known=known, extraction=extraction,
-                    now=self.clock(),
+                    checked=checked, vectors=vectors, now=self.clock(),
+                    duplicate_distance=self.settings.fact_duplicate_distance,
                 )
             except AlreadyProcessed:
                 log.info("fact extraction: user %s batch already processed elsewhere", user_id)
                 return
             result.new_facts += len(applied.created)
+            FACTS_STORED.inc(len(applied.created))
             result.referenced += applied.referenced
             result.superseded += applied.superseded
+            result.forgotten += applied.forgotten
+            result.count_rejected(checked.rejected)
             result.processed_messages += len(request.messages)
-            await self.fact_service.index(applied.created)  # failure: left for backfill
+            if None in vectors:  # the embedder failed: left for backfill if this fails too
+                await self.fact_service.index(applied.created)
             messages = messages[len(request.messages):]
 
     async def _ask(self, request: Request, refs: set[str], user_id: str) -> Extraction:

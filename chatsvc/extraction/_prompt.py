@@ -1,7 +1,9 @@
 """The extraction request and its answer: pure functions, no I/O.
 
 Known facts go to the LLM under short refs (f1, f2, ...) rather than 32-character
-ids: fewer tokens and fewer mangled ids. The request is cut to a token budget:
+ids: fewer tokens and fewer mangled ids; messages likewise under labels (m1, m2, ...),
+which each new fact's evidence cites with the exact words it rests on
+(`chatsvc.extraction._verify` checks them). The request is cut to a token budget:
 known facts take at most half of it, messages fill the rest in order, and a
 message too long to fit alone is truncated (its tail is not extracted).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import prompts
+from chatsvc.extraction._verify import Quote
 from chatsvc.llm import MalformedReply, json_object
 from context.tokens import Tokenizer
 from store.extraction import PendingMessage
@@ -30,15 +33,31 @@ class KnownFact:
 @dataclass(frozen=True)
 class Request:
     chat: list[dict[str, str]]
-    messages: list[PendingMessage]  # the messages this request covers
+    messages: list[PendingMessage]  # the messages this request covers; m1 = messages[0]
     tokens: int
+    shown: dict[str, str]  # label -> the text the request showed (a cut message's head)
+
+    def message(self, label: str) -> PendingMessage | None:
+        """The message behind a label such as "m3", None for one the request lacks."""
+        if not label.startswith("m") or not label[1:].isdigit():
+            return None
+        index = int(label[1:]) - 1
+        return self.messages[index] if 0 <= index < len(self.messages) else None
+
+
+@dataclass(frozen=True)
+class NewFact:
+    category: str
+    fact: str
+    evidence: tuple[Quote, ...]  # as the LLM gave it, not yet verified
 
 
 @dataclass(frozen=True)
 class Extraction:
-    new_facts: list[tuple[str, str]]  # (category, fact)
+    new_facts: list[NewFact]
     referenced: list[str]  # refs
     superseded: list[tuple[str, int]]  # (old ref, index into new_facts)
+    forget: list[str]  # refs the user asked to forget
 
 
 # The answer's shape as a JSON schema, for servers that constrain output to one
@@ -49,9 +68,15 @@ REPLY_SCHEMA = {
     "properties": {
         "new_facts": {"type": "array", "maxItems": 12, "items": {
             "type": "object",
-            "properties": {"category": {"enum": list(CATEGORIES)},
-                           "fact": {"type": "string", "maxLength": 160}},
-            "required": ["category", "fact"]}},
+            "properties": {
+                "category": {"enum": list(CATEGORIES)},
+                "fact": {"type": "string", "maxLength": 160},
+                "evidence": {"type": "array", "minItems": 1, "maxItems": 3, "items": {
+                    "type": "object",
+                    "properties": {"message": {"type": "string", "maxLength": 8},
+                                   "quote": {"type": "string", "maxLength": 300}},
+                    "required": ["message", "quote"]}}},
+            "required": ["category", "fact", "evidence"]}},
         "referenced": {"type": "array", "maxItems": 40,
                        "items": {"type": "string", "maxLength": 8}},
         "superseded": {"type": "array", "maxItems": 12, "items": {
@@ -59,8 +84,10 @@ REPLY_SCHEMA = {
             "properties": {"old_id": {"type": "string", "maxLength": 8},
                            "new_index": {"type": "integer"}},
             "required": ["old_id", "new_index"]}},
+        "forget": {"type": "array", "maxItems": 12,
+                   "items": {"type": "string", "maxLength": 8}},
     },
-    "required": ["new_facts", "referenced", "superseded"],
+    "required": ["new_facts", "referenced", "superseded", "forget"],
 }
 
 
@@ -98,7 +125,7 @@ def build_request(
     fact_lines = [f"{k.ref} [{k.category}] {k.fact}" for k in known]
     known_text = "\n".join(_take_lines(fact_lines, free // 2, tokenizer)) or "(none)"
     free -= tokenizer.count(known_text) + 1
-    lines = [f"{m.role}: {m.content}" for m in pending]
+    lines = [message_line(n, m) for n, m in enumerate(pending, 1)]
     taken = _take_lines(lines, free, tokenizer)
     if not taken:  # the first message alone is too long: keep its head
         taken = [tokenizer.truncate(lines[0], free)]
@@ -117,7 +144,15 @@ def build_request(
         else:
             taken = [tokenizer.truncate(taken[0], tokenizer.count(taken[0]) - over)]
         chat = render(taken)
-    return Request(chat, pending[: len(taken)], chat_tokens(chat, tokenizer))
+    shown = {f"m{n}": line.split(": ", 1)[1] if ": " in line else ""
+             for n, line in enumerate(taken, 1)}
+    return Request(chat, pending[: len(taken)], chat_tokens(chat, tokenizer), shown)
+
+
+def message_line(number: int, message: PendingMessage) -> str:
+    """`m3 user [2024-05-08]: text`: the label evidence cites, who spoke and the day
+    (so "yesterday" can be read), then the text exactly as stored."""
+    return f"m{number} {message.role} [{message.created_at[:10]}]: {message.content}"
 
 
 def repair_chat(request: Request, bad_reply: str, error: str) -> list[dict[str, str]]:
@@ -135,11 +170,13 @@ def repair_overhead(tokenizer: Tokenizer) -> int:
 
 def parse_reply(text: str, known_refs: set[str]) -> Extraction:
     """The extraction in `text`. Wrong structure raises MalformedReply; single items
-    that make no sense (unknown category or ref, bad index) are dropped."""
+    that make no sense (unknown category or ref, bad index) are dropped. A fact without
+    evidence is kept with none: verification rejects (and counts) it."""
     data = json_object(text)
     new_facts = [_new_fact(item) for item in _list(data, "new_facts")]
     new_facts = [item for item in new_facts if item is not None]
     referenced = [ref for ref in map(_ref, _list(data, "referenced")) if ref in known_refs]
+    forget = [ref for ref in map(_ref, _list(data, "forget")) if ref in known_refs]
     superseded = []
     for item in _list(data, "superseded"):
         if not isinstance(item, dict):
@@ -147,7 +184,8 @@ def parse_reply(text: str, known_refs: set[str]) -> Extraction:
         old, index = _ref(item.get("old_id")), item.get("new_index")
         if old in known_refs and isinstance(index, int) and 0 <= index < len(new_facts):
             superseded.append((old, index))
-    return Extraction(new_facts, list(dict.fromkeys(referenced)), superseded)
+    return Extraction(new_facts, list(dict.fromkeys(referenced)), superseded,
+                      list(dict.fromkeys(forget)))
 
 
 def _list(data: dict, key: str) -> list:
@@ -157,15 +195,24 @@ def _list(data: dict, key: str) -> list:
     return value
 
 
-def _new_fact(item) -> tuple[str, str] | None:
+def _new_fact(item) -> NewFact | None:
     if not isinstance(item, dict):
-        raise MalformedReply("new_facts must hold objects with category and fact")
+        raise MalformedReply("new_facts must hold objects with category, fact and evidence")
     category, fact = item.get("category"), item.get("fact")
     if not isinstance(category, str) or not isinstance(fact, str):
         return None
     category, fact = category.strip().lower(), " ".join(fact.split())
-    has_word = any(ch.isalnum() for ch in fact)  # not "..." copied from the example
-    return (category, fact) if category in CATEGORIES and has_word else None
+    has_word = any(ch.isalnum() for ch in fact)  # not "..." copied from the shape
+    if category not in CATEGORIES or not has_word:
+        return None
+    return NewFact(category, fact, _evidence(item.get("evidence")))
+
+
+def _evidence(value) -> tuple[Quote, ...]:
+    """The well-formed quotes of a fact's evidence (others are as good as none)."""
+    items = value if isinstance(value, list) else []
+    return tuple(Quote(_ref(e.get("message")) or "", e["quote"]) for e in items
+                 if isinstance(e, dict) and isinstance(e.get("quote"), str))
 
 
 def _ref(value) -> str | None:

@@ -22,12 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 
 from chatsvc._errors import EmbeddingError, EmbeddingUnavailable
+from chatsvc._instance import process_owner
 from chatsvc._joblock import job_lock
 from chatsvc._threads import in_thread, running_in_background
 from chatsvc.embeddings import PriorityEmbedder
@@ -35,7 +34,7 @@ from chatsvc.indexing._job import EmbedderDown, Ingest, Work, run_job
 from chatsvc.reindex import REINDEXABLE, backfill
 from store import DatabaseBusy, Job, Payload, VectorUnavailable
 from store.backend import Stores
-from store.clock import iso, new_id, utc_now
+from store.clock import iso, utc_now
 from store.contract import Reindexable
 
 log = logging.getLogger("chatsvc.indexing")
@@ -43,12 +42,6 @@ log = logging.getLogger("chatsvc.indexing")
 RETRY_SECONDS = 2.0  # while the embedder is down (its breaker makes a retry cost µs)
 KEEP_FINISHED = timedelta(days=7)  # how long a client can still read a finished job
 LOCK = ("indexer", "backfill")
-
-
-def process_owner() -> str:
-    """This process's name on the job leases it holds: host and pid say where it ran
-    (logs, `chatsvc` operators), the random part keeps a reused pid apart."""
-    return f"{socket.gethostname()}:{os.getpid()}:{new_id()[:8]}"
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

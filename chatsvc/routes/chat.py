@@ -37,6 +37,8 @@ from chatsvc.chat import (
     ToolRunner,
     Turn,
 )
+from chatsvc.extraction import FactExtractor
+from chatsvc.facts import delete_with_facts
 from chatsvc.llm import LLM
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openapi import StreamingOperation
@@ -298,9 +300,16 @@ async def get_conversation(
 @delete("/conversations/{conversation_id:str}", summary="Delete a conversation",
         status_code=204)
 async def delete_conversation(
-    request: Request, chats: NamedDependency[ChatStore], conversation_id: FromPath[str]
+    request: Request, chats: NamedDependency[ChatStore],
+    extractor: NamedDependency[FactExtractor], conversation_id: FromPath[str],
 ) -> None:
-    await in_thread_shielded(chats.delete, request.user.id, conversation_id)
+    """The facts whose every quote was in it go with it, and the fact sheet is made
+    again without them."""
+    user_id = request.user.id
+    forgotten = await in_thread_shielded(delete_with_facts, chats, extractor.facts, user_id,
+                                         conversation_id)
+    if forgotten:
+        await extractor.regenerate_sheet(user_id)
 
 
 router = Router(

@@ -14,9 +14,10 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from chatsvc._threads import in_thread
-from chatsvc.facts import FactService
+from chatsvc.facts import FactService, evidence_json
 from chatsvc.routes import _validate as check
-from store.facts import Fact
+from store import FactStore
+from store.facts import Evidence, Fact
 
 LIST_MAX = 200
 SEARCH_MAX = 50
@@ -34,10 +35,16 @@ class FactChanges:
     fact: str | None = None
 
 
-def fact_json(fact: Fact) -> dict:
+def fact_json(fact: Fact, evidence: list[Evidence]) -> dict:
     return {"id": fact.id, "category": fact.category, "fact": fact.fact,
             "created_at": fact.created_at, "updated_at": fact.updated_at,
-            "last_extracted_at": fact.last_extracted_at, "mention_count": fact.mention_count}
+            "last_extracted_at": fact.last_extracted_at, "mention_count": fact.mention_count,
+            "evidence": [evidence_json(e) for e in evidence]}
+
+
+async def facts_json(store: FactStore, user_id: str, facts: list[Fact]) -> list[dict]:
+    evidence = await in_thread(store.evidence, user_id, [f.id for f in facts])
+    return [fact_json(f, evidence.get(f.id, [])) for f in facts]
 
 
 @get(summary="List facts")
@@ -50,7 +57,8 @@ async def list_facts(
         fact_service.store.list, request.user.id, category=category,
         limit=check.bounded("limit", limit, 1, LIST_MAX), offset=offset,
     )
-    return {"facts": [fact_json(f) for f in facts], "total": total}
+    return {"facts": await facts_json(fact_service.store, request.user.id, facts),
+            "total": total}
 
 
 @post(summary="Save a fact")
@@ -60,7 +68,7 @@ async def create_fact(
 ) -> dict:
     check.plain("fact", data.fact)
     fact = await fact_service.create(request.user.id, category=data.category, fact=data.fact)
-    return fact_json(fact)
+    return fact_json(fact, [])  # saved by hand: no quotes
 
 
 @get("/search",
@@ -90,7 +98,8 @@ async def search_facts(
 async def get_fact(
     request: Request, fact_service: NamedDependency[FactService], fact_id: FromPath[str]
 ) -> dict:
-    return fact_json(await in_thread(fact_service.store.get, request.user.id, fact_id))
+    fact = await in_thread(fact_service.store.get, request.user.id, fact_id)
+    return (await facts_json(fact_service.store, request.user.id, [fact]))[0]
 
 
 @patch("/{fact_id:str}", summary="Change a fact (re-embedded)")
@@ -104,7 +113,7 @@ async def update_fact(
         check.plain("fact", data.fact)
     fact = await fact_service.update(request.user.id, fact_id, category=data.category,
                                      fact=data.fact)
-    return fact_json(fact)
+    return (await facts_json(fact_service.store, request.user.id, [fact]))[0]
 
 
 @delete("/{fact_id:str}", summary="Delete a fact and its embedding")

@@ -19,7 +19,7 @@ from chatsvc._services import Services
 from chatsvc._threads import in_thread
 from chatsvc.memory import InvalidMemory, MemoryFields
 from chatsvc.routes import checks as check
-from chatsvc.routes.facts import fact_json
+from chatsvc.routes.facts import facts_json
 from chatsvc.routes.knowledge import MAX_QUERY, MAX_TITLE, hit_json
 from chatsvc.routes.memory import memory_json
 from chatsvc.routes.recall import hit_json as message_json
@@ -102,7 +102,10 @@ async def search_facts(caller: Caller, query: str, limit: int = 10) -> dict:
         hits = await caller.services.fact_service.search(caller.user.id, query, limit=_limit(limit))
     except (EmbeddingError, VectorUnavailable) as exc:
         raise ToolError(f"fact search is unavailable right now: {exc}") from None
-    return {"results": [{**fact_json(h.fact), "distance": h.distance} for h in hits]}
+    found = await facts_json(caller.services.fact_service.store, caller.user.id,
+                             [h.fact for h in hits])
+    return {"results": [{**fact, "distance": h.distance}
+                        for fact, h in zip(found, hits, strict=True)]}
 
 
 async def search_conversations(

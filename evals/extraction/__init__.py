@@ -1,4 +1,4 @@
-"""Extraction quality: are the facts chatsvc stores about a user grounded in the user's
-own words? Measured through the HTTP API of a real `chatsvc serve` (see README.md):
-gold recall on LoCoMo's observations, junk on an adversarial set, and the share of
-scripted bad answers the service refuses to store."""
+"""Fact extraction quality: the verifier's thresholds (thresholds.py), the adversarial
+conversations (adversarial.jsonl), and `python -m evals.extraction`: junk rate, LoCoMo
+gold recall and scripted bad answers refused, through the HTTP API of a real
+`chatsvc serve` (docs/evals.md)."""

@@ -163,7 +163,7 @@ CASES = (
     Case("user_question", "rejected", "not_a_statement", _question),
     Case("user_hypothetical", "rejected", "not_a_statement", _condition),
     Case("unsupported_name_and_number", "rejected", "unsupported", _unsupported),
-    Case("unknown_message", "rejected", None, _unknown_message),
+    Case("unknown_message", "rejected", "quote_not_found", _unknown_message),
     Case("old_shape_no_evidence", "rejected", "no_evidence", _old_shape),
     Case("empty_evidence", "rejected", "no_evidence", _empty_evidence),
 )

@@ -81,8 +81,9 @@ def test_crud_shapes_and_other_users_get_404(client, alice, bob, services):
     _, b_headers = bob
     fact = add(client, a_headers, "Ann lives in Lyon")
     assert set(fact) == {"id", "category", "fact", "created_at", "updated_at",
-                         "last_extracted_at", "mention_count"}
+                         "last_extracted_at", "mention_count", "evidence"}
     assert fact["mention_count"] == 0 and fact["last_extracted_at"] is None
+    assert fact["evidence"] == []  # saved by hand
     fid = fact["id"]
     listing = client.get("/api/facts", headers=a_headers).json()
     assert listing["total"] == 1 and listing["facts"][0] == fact

@@ -1,5 +1,6 @@
 """POST /api/knowledge/upload: files made here, extracted and indexed by an upload job."""
 
+import json
 import zipfile
 from io import BytesIO
 
@@ -9,8 +10,9 @@ from litestar.testing import TestClient
 from pypdf import PdfWriter
 
 from chatsvc import Services, Settings, create_app
+from chatsvc.documents import extract, sniff
 from chatsvc.indexing import UPLOAD
-from chatsvc.testing import docx_bytes, pdf_bytes, wait_for_job
+from chatsvc.testing import Reply, docx_bytes, pdf_bytes, wait_for_job
 from store import Payload
 
 FILES = {
@@ -197,3 +199,127 @@ def test_a_boundary_no_bytes_can_match_is_a_400(client, alice, boundary):
         **headers, "Content-Type": f"multipart/form-data; {boundary}"})
     assert response.status_code == 400, response.text
     assert "multipart" in response.text
+
+
+# -- summaries (L0/L1) -------------------------------------------------------------------
+
+# A rules sheet as a PDF prints it (numbered rules, a number alone on its line, the
+# title on the first line) and as a DOCX writes it (a heading, bullets, a table).
+RULES = ["Plots are assigned each March by lottery among the members who have paid "
+         "their yearly fee", "Water only in the early morning or the evening",
+         "Compost bins are shared and must never hold cooked food."]
+ZH_RULES = ["每年三月通过抽签分配地块，只有已缴年费的会员可以参加。", "只能在清晨或傍晚浇水。",
+            "堆肥箱由大家共用，不得放入熟食。"]
+SHEETS = {
+    "rules.pdf": pdf_bytes([
+        "Hartwell Community Garden: Plot Rules 2026\n1. Plots are assigned each March by "
+        "lottery among the\nmembers who have paid their yearly fee.\n2. Water only in the "
+        "early morning or the evening.\n3.", f"{RULES[2]}\n4. Paths stay clear."],
+        title="Plot Rules 2026"),
+    "rules.docx": docx_bytes(["# Hartwell Community Garden: Plot Rules 2026",
+                              *(f"- {rule}" for rule in RULES[:2]),
+                              [["Plot", "Holder"], ["12", "Ada"]], RULES[2]],
+                             title="Plot Rules 2026"),
+    "规则.pdf": pdf_bytes([f"哈特韦尔社区花园地块规则\n一、{ZH_RULES[0]}\n二、{ZH_RULES[1]}",
+                          ZH_RULES[2]]),
+}
+READABLE = {
+    "rules.pdf": f"{RULES[0]}. {RULES[1]}. {RULES[2]}",
+    "rules.docx": f"{RULES[0]}. {RULES[1]}. {RULES[2]}",
+    "规则.pdf": "".join(ZH_RULES),
+}
+QUERIES = {"rules.pdf": "cooked food", "rules.docx": "cooked food", "规则.pdf": "堆肥箱"}
+
+
+@pytest.fixture
+def llm_services(monkeypatch, upstream, local_embedder):
+    """Services whose LLM is the scripted `upstream`, with LLM tiers on (the default)."""
+    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
+    monkeypatch.setenv("LLM_RETRY_BACKOFF", "0.01")
+    opened = Services.open(Settings.from_env(), embedder=local_embedder)
+    yield opened
+    opened.stores.db.close()
+
+
+@pytest.fixture
+def llm_client(llm_services):
+    """(client, headers) of the app of `llm_services`."""
+    token = llm_services.stores.users.add("dora")[1]
+    with TestClient(create_app(services=llm_services)) as test_client:
+        yield test_client, {"Authorization": f"Bearer {token}"}
+
+
+def _uploaded_entry(client, headers, name) -> dict:
+    body = _upload(client, headers, name, SHEETS[name]).json()
+    job = wait_for_job(client, headers, body["job_id"])
+    assert (job["status"], job["error"]) == ("done", None), job
+    return client.get(f"/api/knowledge/{body['entry_id']}", headers=headers).json()
+
+
+@pytest.mark.parametrize("name", ["rules.pdf", "rules.docx"])
+def test_an_uploaded_document_gets_its_summaries_from_the_llm(llm_client, upstream, name):
+    client, headers = llm_client
+    upstream.script(Reply(chunks=[json.dumps({
+        "abstract": "The garden's plot rules for 2026.",
+        "overview": ["Plots by lottery in March", "Water mornings or evenings"]})]))
+    entry = _uploaded_entry(client, headers, name)
+    assert (entry["abstract"], entry["overview"], entry["tiers_by"]) == (
+        "The garden's plot rules for 2026.",
+        "- Plots by lottery in March\n- Water mornings or evenings", "llm")
+    [request] = upstream.requests  # one call per document
+    prompt = request.body["messages"][-1]["content"]
+    assert prompt.startswith("Title: Plot Rules 2026")
+    assert "yearly fee" in prompt and "cooked food" in prompt  # the file's text
+
+
+@pytest.mark.parametrize("reply", [Reply(status=500), Reply(chunks=["Sorry, no JSON."])],
+                         ids=["llm error", "unusable answer"])
+@pytest.mark.parametrize("name", list(SHEETS))
+def test_without_the_llm_an_upload_keeps_readable_extractive_summaries_and_stays_searchable(
+        llm_client, upstream, name, reply):
+    client, headers = llm_client
+    upstream.script(*[reply] * 3)  # the first try and both retries
+    entry = _uploaded_entry(client, headers, name)
+    assert (entry["tiers_by"], entry["abstract"]) == ("extractive", READABLE[name])
+    points = [line.removeprefix("- ") for line in entry["overview"].splitlines()]
+    assert len(points) >= 2 and all(point[0] not in "0123456789一二-" for point in points)
+    for mode in ("keyword", "hybrid"):
+        hits = client.post("/api/knowledge/search", headers=headers,
+                           json={"query": QUERIES[name], "mode": mode}).json()["results"]
+        assert {hit["entry_id"] for hit in hits} == {entry["id"]}, (mode, hits)
+
+
+def test_a_resumed_upload_job_asks_for_the_summaries_it_never_got(llm_services, upstream):
+    user, _token = llm_services.stores.users.add("erin")
+    data = SHEETS["rules.pdf"]
+    doc = extract(data, sniff(data, "rules.pdf", "application/pdf"))
+    # The job's process saved the text and died before the LLM answered.
+    saved = anyio.run(lambda: llm_services.knowledge.save(
+        owner_id=user.id, title=doc.title, content=doc.text, source_type="document",
+        source_id="upload:crash"))
+    job = llm_services.stores.jobs.create(
+        user.id, kind=UPLOAD, entry_id=saved.entry.id,
+        payload=Payload("rules.pdf", "application/pdf", data,
+                        '{"source_id": "upload:crash", "title": null, '
+                        '"source_type": "document", "pinned": false, "project_id": null}'))
+    upstream.script(Reply(chunks=['{"abstract": "Plot rules.", "overview": ["Lottery"]}']))
+    anyio.run(llm_services.indexer.run_once)
+    assert llm_services.stores.jobs.get(user.id, job.id).status == "done"
+    entry = llm_services.stores.knowledge.read(saved.entry.id)
+    assert (entry.abstract, entry.tiers_by, len(upstream.requests)) == ("Plot rules.", "llm", 1)
+
+
+def test_an_llm_that_never_answers_holds_an_upload_job_only_for_the_tier_timeout(
+        monkeypatch, upstream, local_embedder):
+    monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
+    monkeypatch.setenv("CHATSVC_KNOWLEDGE_TIER_TIMEOUT", "0.5")
+    opened = Services.open(Settings.from_env(), embedder=local_embedder)
+    token = opened.stores.users.add("fay")[1]
+    upstream.script(Reply(hang=True))
+    try:
+        with TestClient(create_app(services=opened)) as client:
+            entry = _uploaded_entry(client, {"Authorization": f"Bearer {token}"}, "rules.pdf")
+        assert opened.stores.knowledge.pending_count(entry["id"]) == 0  # embedded after it
+    finally:
+        opened.stores.db.close()
+    assert (entry["tiers_by"], entry["abstract"]) == ("extractive", READABLE["rules.pdf"])

@@ -15,8 +15,9 @@ from chatsvc.testing import Reply, ScriptedUpstream, wait_for_job
 from tests._pg import drop_schema, new_schema
 from tests.chatsvc.knowledge_jobs import add_document
 
-EXTRACTED = {"new_facts": [{"category": "core", "fact": "Lives in Lyon"}],
-             "referenced": [], "superseded": []}
+EXTRACTED = {"new_facts": [{"category": "core", "fact": "Moved to Lyon last year", "evidence": [
+                 {"message": "m1", "quote": "I moved to Lyon last year."}]}],
+             "referenced": [], "superseded": [], "forget": []}
 
 
 @pytest.fixture
@@ -82,7 +83,7 @@ def test_fact_extraction_for_a_user_runs_on_one_instance_only(replicas, upstream
     assert answers["a"].json()["new_facts"] == 1
     assert len(upstream.requests) == 2  # A's hung request and its retry; none from B
     facts = client_b.get("/api/facts", headers=headers).json()
-    assert [f["fact"] for f in facts["facts"]] == ["Lives in Lyon"]
+    assert [f["fact"] for f in facts["facts"]] == ["Moved to Lyon last year"]
     # Nothing is left for a later run on either instance.
     assert b.extractor.queue.unprocessed_count(user.id) == 0
 

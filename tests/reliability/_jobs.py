@@ -37,7 +37,7 @@ def job_row(service: ServiceProcess, user_id: str, job_id: str) -> Job:
 
 
 def owner_pid(job: Job) -> int:
-    return int(job.owner.split(":")[1])  # chatsvc.indexing.process_owner: host:pid:random
+    return int(job.owner.split(":")[1])  # chatsvc._instance.process_owner: host:pid:random
 
 
 def embedded_again(service: ServiceProcess, ollama: OllamaServer, *, entry_id: str,

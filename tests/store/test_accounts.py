@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from store import ChunkIn, NotFound
+from store.facts import Evidence
 from store.sql import SQLITE
 from store.sqlite import _vecfeed
 from tests import _seed
@@ -62,6 +63,8 @@ def _fill(stores, user, seed: int) -> list[str]:
                                embedding=_vec(seed))
     stores.facts.record_extraction(fact.id, user.id, message_id=message,
                                    extracted_at="2026-01-01T00:00:00Z")
+    stores.facts.add_evidence(user.id, fact.id, [
+        Evidence(message, conv, "I live in Lyon", "2026-01-01T00:00:00Z")])
     stores.fact_sheets.save(user.id, facts_json="[]", fact_count=0, dedup_log=None,
                             now=datetime.now(UTC))
     stores.memories.create(user.id, type="note", scope="global", content="likes tea",
@@ -94,7 +97,8 @@ def test_delete_removes_every_row_of_the_user_and_nothing_else(stores, two_users
     # Search once so the in-memory vector copies hold alice's partition.
     assert stores.facts.search_by_vector(alice.id, _vec(1), limit=5)
     before = _footprint(db, alice.id, alice_chunks)
-    assert {"users", "conversations", "messages", "facts", "fact_extractions", "fact_sheets",
+    assert {"users", "conversations", "messages", "facts", "fact_extractions", "fact_evidence",
+            "fact_sheets",
             "user_memory", "user_memory_versions", "knowledge_entries", "posts", "fact_vec",
             "user_memory_vec"} <= set(_owner_columns(db))
     # Every table is filled: a domain added later must be seeded in `_fill` too.

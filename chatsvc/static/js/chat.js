@@ -9,6 +9,7 @@ import { readEvents } from './sse.js';
 
 let conversationId = null;
 let controller = null; // the in-flight turn's AbortController
+let opening = 0; // counts openConversation calls: only the latest one shows
 const OPEN_KEY = 'chatsvc.conversation'; // the open conversation, reopened after a reload
 
 function setConversation(id) {
@@ -37,6 +38,9 @@ export function init() {
   });
   recall.init(openConversation);
 }
+
+/** Show conversation `id` scrolled to `messageId` (a fact's quote, from the Facts tab). */
+export const openAt = (id, messageId) => openConversation(id, messageId);
 
 export function show() {
   loadConversations();
@@ -234,8 +238,10 @@ async function openConversation(id, messageId = null) {
     say($('chat-status'), 'Wait for the answer (or stop it) before opening another conversation.', 'warn');
     return;
   }
+  const mine = ++opening; // a later open (a click while this one loads) wins
   try {
     const conversation = await api.get(`/api/conversations/${encodeURIComponent(id)}`);
+    if (mine !== opening) return;
     setConversation(conversation.id);
     $('transcript').replaceChildren();
     let found = null;

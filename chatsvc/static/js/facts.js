@@ -42,8 +42,13 @@ async function extract() {
     const result = await api.post('/api/facts/extract', {});
     await refresh();
     const failed = result.failed_batches ? ` · ${result.failed_batches} batches failed: ${result.errors.join('; ')}` : '';
+    const refused = Object.values(result.rejected).reduce((sum, n) => sum + n, 0);
+    const reasons = Object.entries(result.rejected).filter(([, n]) => n)
+      .map(([reason, n]) => `${n} ${reason.replaceAll('_', ' ')}`).join(', ');
+    const rejected = refused ? ` · ${refused} not stored (${reasons})` : '';
+    const forgotten = result.forgotten ? ` · ${result.forgotten} forgotten` : '';
     say($('fact-status'), `Extraction: ${result.new_facts} new, ${result.referenced} referenced, `
-      + `${result.superseded} superseded${failed}`, failed ? 'warn' : '');
+      + `${result.superseded} superseded${forgotten}${rejected}${failed}`, failed ? 'warn' : '');
   } catch (error) {
     say($('fact-status'), `Extraction failed: ${api.describe(error)}`, 'error');
   } finally {
@@ -123,7 +128,19 @@ async function list(signal) {
 function factItem(fact) {
   return h('li', { class: 'fact' },
     h('span', { class: 'fact-text' }, fact.fact),
+    fact.evidence.length ? h('ul', { class: 'plain-list fact-evidence', 'aria-label': 'What you said' },
+      fact.evidence.map(quoteItem)) : h('div', { class: 'muted meta' }, 'saved by hand'),
     h('div', { class: 'muted meta' },
       `mentioned ${fact.mention_count}× · last extracted `,
       h('span', { class: 'fact-time' }, timeEl(fact.last_extracted_at))));
+}
+
+/** One quote the fact rests on: the user's words, when, and a link to the message. */
+function quoteItem(evidence) {
+  const open = () => document.dispatchEvent(new CustomEvent('open-conversation', {
+    detail: { conversationId: evidence.conversation_id, messageId: evidence.message_id },
+  }));
+  return h('li', { class: 'fact-quote' },
+    h('q', {}, evidence.quote), ' ', h('span', { class: 'muted' }, timeEl(evidence.said_at)), ' ',
+    h('button', { type: 'button', class: 'link', onclick: open }, 'open conversation'));
 }

@@ -85,6 +85,11 @@ function start() {
   initSignIn();
   initTabs();
   for (const tab of Object.values(TABS)) tab.init();
+  // A fact's quote (Facts tab) opens the conversation at the message it came from.
+  document.addEventListener('open-conversation', ({ detail }) => {
+    selectTab('chat');
+    chat.openAt(detail.conversationId, detail.messageId);
+  });
   const saved = api.token.get();
   if (saved) signIn(saved).catch((error) => signOut(api.describe(error)));
   else $('signin-token').focus();

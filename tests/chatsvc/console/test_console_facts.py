@@ -116,17 +116,23 @@ def test_extract_now_turns_a_chat_into_facts_with_their_extraction_time(page, li
     page.get_by_label("Message", exact=True).press("Enter")
     expect(page.locator(".msg-assistant .content")).to_have_text("Noted.")
 
-    extracted = {"new_facts": [{"category": "technical", "fact": "Alice uses Go at work"}],
-                 "referenced": [], "superseded": []}
+    extracted = {"new_facts": [{"category": "technical", "fact": "Alice uses Go at work",
+                                "evidence": [{"message": "m1", "quote": "I use Go at work."}]}],
+                 "referenced": [], "superseded": [], "forget": []}
     upstream.script(Reply(chunks=[json.dumps(extracted)]))
     page.get_by_role("tab", name="Facts").click()
     expect(page.locator("#fact-status")).to_contain_text("No facts yet")
     page.get_by_role("button", name="Extract facts now").click()
     expect(page.locator("#fact-status")).to_have_text(
         "Extraction: 1 new, 0 referenced, 0 superseded")
-    fact = page.locator(".fact-group li")
+    fact = page.locator(".fact-group li.fact")
     expect(fact).to_have_count(1)
     expect(fact).to_contain_text("Alice uses Go at work")
     expect(fact.locator(".fact-time time")).not_to_have_text("never")
+    expect(fact.locator(".fact-quote q")).to_have_text("I use Go at work.")
     assert "I use Go at work." in json.dumps(upstream.requests[-1].body["messages"])
     shot(page, "facts-extracted")
+    # The quote opens the conversation at the message it was copied from.
+    fact.get_by_role("button", name="open conversation").click()
+    expect(page.get_by_role("tab", name="Chat")).to_have_attribute("aria-selected", "true")
+    expect(page.locator(".msg-found")).to_contain_text("I use Go at work.")

@@ -39,15 +39,21 @@ def test_new_facts_are_saved_mentioned_embedded_and_put_on_the_sheet(llm_service
     s, user = llm_services, alice[0]
     ids = _chat(s, user.id, ("user", "I'm a nurse in Lyon."), ("assistant", "Nice!"),
                 ("user", "I write Python scripts for the ward."))
-    upstream.script(answer([("core", "Works as a nurse in Lyon"),
-                            ("technical", "Writes Python scripts")]))
+    upstream.script(answer([("core", "Works as a nurse in Lyon", "m1", "I'm a nurse in Lyon"),
+                            ("technical", "Writes Python scripts", "m3",
+                             "I write Python scripts")]))
     result = _run(s, user.id)
     assert (result.new_facts, result.referenced, result.superseded) == (2, 0, 0)
     assert result.processed_messages == 3 and result.failed_batches == 0
     facts, _ = s.stores.facts.list(user.id)
     assert sorted(f.fact for f in facts) == ["Works as a nurse in Lyon", "Writes Python scripts"]
-    # Provenance: the batch's last user message.
-    assert {m for _, m in _mentions(s, user.id)} == {ids[2]}
+    # Provenance: the message each fact's quote was copied from.
+    by_text = {f.fact: f.id for f in facts}
+    assert set(_mentions(s, user.id)) == {(by_text["Works as a nurse in Lyon"], ids[0]),
+                                         (by_text["Writes Python scripts"], ids[2])}
+    evidence = s.stores.facts.evidence(user.id, list(by_text.values()))
+    [nurse] = evidence[by_text["Works as a nurse in Lyon"]]
+    assert (nurse.message_id, nurse.quote) == (ids[0], "I'm a nurse in Lyon")
     assert s.stores.facts.vector_count(user.id) == 2
     assert s.stores.fact_sheets.latest(user.id).id == result.fact_sheet_id
     assert s.stores.fact_sheets.latest(user.id).fact_count == 2
@@ -58,7 +64,8 @@ def test_new_facts_are_saved_mentioned_embedded_and_put_on_the_sheet(llm_service
     [message] = body["messages"]
     prompt = message["content"]
     assert message["role"] == "user" and "(none)" in prompt
-    assert "user: I write Python scripts for the ward." in prompt
+    assert "\nm3 user [" in prompt and "]: I write Python scripts for the ward." in prompt
+    assert "\nm2 assistant [" in prompt
 
 
 def test_re_mentions_record_extractions_without_duplicates(llm_services, upstream, alice):
@@ -66,7 +73,8 @@ def test_re_mentions_record_extractions_without_duplicates(llm_services, upstrea
     lyon = s.stores.facts.create(user.id, category="core", fact="Works as a nurse in Lyon")
     tea = s.stores.facts.create(user.id, category="core", fact="Likes green tea")
     _chat(s, user.id, ("user", "Back from my shift in Lyon, making green tea."))
-    upstream.script(answer([("core", "Likes green tea")], referenced=["f2", "f2", "f99"]))
+    upstream.script(answer([("core", "Likes green tea", "m1", "making green tea")],
+                           referenced=["f2", "f2", "f99"]))
     result = _run(s, user.id)
     prompt = upstream.requests[0].body["messages"][0]["content"]
     refs = {line.split(" ", 1)[0]: line for line in prompt.splitlines() if line[:1] == "f"}
@@ -106,24 +114,24 @@ def test_supersession_retires_only_the_named_fact(llm_services, upstream, alice)
     cat = s.stores.facts.create(user.id, category="core", fact="Has a cat")
     msg = _chat(s, user.id, ("user", "We moved to Oslo last month, the cat too."))[0]
     # f1 = cat (most recent), f2 = Rome. Bad supersede entries are ignored.
-    upstream.script(answer([("core", "Lives in Oslo")], referenced=["f1"],
-                           superseded=[("f2", 0), ("f9", 0), ("f1", 5)]))
+    upstream.script(answer([("core", "Moved to Oslo", "m1", "We moved to Oslo last month")],
+                           referenced=["f1"], superseded=[("f2", 0), ("f9", 0), ("f1", 5)]))
     result = _run(s, user.id)
     assert (result.new_facts, result.referenced, result.superseded) == (1, 1, 1)
     old = s.stores.facts.get(user.id, rome.id)
-    oslo = next(f for f in s.stores.facts.list(user.id)[0] if f.fact == "Lives in Oslo")
+    oslo = next(f for f in s.stores.facts.list(user.id)[0] if f.fact == "Moved to Oslo")
     assert old.superseded_by == oslo.id and old.valid_to is not None
     assert s.stores.facts.get(user.id, cat.id).superseded_by is None
     assert (rome.id, msg) not in _mentions(s, user.id)  # kept, not deleted, not re-mentioned
     sheet_facts = s.stores.fact_sheets.latest(user.id).facts_json
-    assert "Lives in Oslo" in sheet_facts and "Lives in Rome" not in sheet_facts
+    assert "Moved to Oslo" in sheet_facts and "Lives in Rome" not in sheet_facts
 
 
 def test_malformed_json_gets_one_repair(llm_services, upstream, alice):
     s, user = llm_services, alice[0]
     _chat(s, user.id, ("user", "I play the cello."))
     upstream.script(Reply(chunks=['{"new_facts": [ oops }']),
-                    answer([("core", "Plays the cello")]))
+                    answer([("core", "Plays the cello", "m1", "I play the cello.")]))
     result = _run(s, user.id)
     assert result.new_facts == 1 and result.failed_batches == 0
     repair = upstream.requests[1].body["messages"]
@@ -143,7 +151,7 @@ def test_malformed_twice_skips_with_a_log_line_and_keeps_messages(llm_services, 
     assert result.fact_sheet_id is None and "malformed JSON" in result.errors[0]
     assert "skipped 2 messages" in caplog.text
     assert _unprocessed(s, user.id) == 2 and s.stores.facts.list(user.id)[1] == 0
-    upstream.script(answer([("core", "Plays the cello")]))
+    upstream.script(answer([("core", "Plays the cello", "m1", "I play the cello.")]))
     assert _run(s, user.id).processed_messages == 2  # nothing was lost
 
 
@@ -155,7 +163,8 @@ def test_folded_system_role_sends_no_system_message(settings, local_embedder, up
                       embedder=local_embedder)
     try:
         _chat(s, alice[0].id, ("user", "I play the cello."))
-        upstream.script(Reply(chunks=["no json"]), answer([("core", "Plays the cello")]),
+        upstream.script(Reply(chunks=["no json"]),
+                        answer([("core", "Plays the cello", "m1", "I play the cello.")]),
                         Reply(chunks=['{"drop": []}']))
         assert _run(s, alice[0].id).new_facts == 1
         assert len(upstream.requests) == 3  # extraction, its repair, the sheet's dedup
@@ -206,7 +215,8 @@ def test_nothing_is_processed_twice(llm_services, upstream, alice, bob):
     s, user = llm_services, alice[0]
     _chat(s, user.id, ("user", "I like chess."))
     _chat(s, bob[0].id, ("user", "I like go."))
-    upstream.script(answer([("core", "Likes chess")]), answer([("core", "Likes go")]))
+    upstream.script(answer([("core", "Likes chess", "m1", "I like chess.")]),
+                    answer([("core", "Likes go", "m1", "I like go.")]))
 
     async def twice():
         return await asyncio.gather(s.extractor.run_user(user.id),
@@ -224,18 +234,23 @@ def test_nothing_is_processed_twice(llm_services, upstream, alice, bob):
 
 def test_a_batch_processed_elsewhere_rolls_back(llm_services, alice):
     from chatsvc.extraction import _apply
+    from chatsvc.extraction._grounding import Checked, Grounded
     from chatsvc.extraction._prompt import Extraction
     from store.clock import utc_now
     from store.extraction import AlreadyProcessed
+    from store.facts import Evidence
 
     s, user = llm_services, alice[0]
     _chat(s, user.id, ("user", "I like chess."))
     messages = s.extractor.queue.pending(user.id, limit=10)
     s.extractor.queue.mark_processed([messages[0].id], at=utc_now())  # the other process
+    quote = Evidence(messages[0].id, messages[0].conversation_id, "I like chess.",
+                     messages[0].created_at)
+    checked = Checked(facts=[Grounded("core", "Likes chess", (quote,))], positions={0: 0})
     try:
         _apply.apply(s.stores.db, s.stores.facts, s.extractor.queue, user_id=user.id,
-                     messages=messages, known=[],
-                     extraction=Extraction([("core", "Likes chess")], [], []), now=utc_now())
+                     messages=messages, known=[], extraction=Extraction([], [], [], []),
+                     checked=checked, vectors=[None], now=utc_now(), duplicate_distance=0.02)
     except AlreadyProcessed:
         pass
     else:
@@ -251,7 +266,7 @@ def test_route_runs_for_the_caller(llm_services, upstream, alice, bob):
     s = llm_services
     _chat(s, alice[0].id, ("user", "I like chess."))
     _chat(s, bob[0].id, ("user", "I like go."))
-    upstream.script(answer([("core", "Likes chess")]))
+    upstream.script(answer([("core", "Likes chess", "m1", "I like chess.")]))
     with TestClient(create_app(services=s)) as client:
         response = client.post("/api/facts/extract", headers=alice[1])
         assert response.status_code == 200

@@ -27,7 +27,7 @@ def test_new_facts_wait_for_backfill_when_embeddings_are_down(settings, upstream
     try:
         user = alice[0]
         _chat(s, user.id, "I keep bees.")
-        upstream.script(answer([("core", "Keeps bees")]))
+        upstream.script(answer([("core", "Keeps bees", "m1", "I keep bees.")]))
         result = asyncio.run(s.extractor.run_user(user.id))
         assert result.new_facts == 1 and result.fact_sheet_id is not None
         assert [job.text for job in s.stores.facts.unembedded(limit=10)] == ["Keeps bees"]
@@ -37,9 +37,10 @@ def test_new_facts_wait_for_backfill_when_embeddings_are_down(settings, upstream
 
 def test_schedule_runs_for_users_with_new_messages(llm_services, upstream, alice, bob):
     s = llm_services
+    # The same words for both: the schedule takes the users in an order of its own.
     _chat(s, alice[0].id, "I keep bees.")
-    _chat(s, bob[0].id, "I grow tomatoes.")
-    upstream.script(answer([("core", "Keeps bees")]), answer([("core", "Grows tomatoes")]))
+    _chat(s, bob[0].id, "I keep bees.")
+    upstream.script(*[answer([("core", "Keeps bees", "m1", "I keep bees.")])] * 2)
 
     async def scheduled():
         async with schedule(s.extractor, 0.05):
@@ -67,7 +68,7 @@ def test_cli_extracts_for_one_user(services, upstream, alice, bob, monkeypatch, 
     monkeypatch.setenv("LLM_BASE_URL", upstream.base_url)
     _chat(services, alice[0].id, "I keep bees.")
     _chat(services, bob[0].id, "I grow tomatoes.")
-    upstream.script(answer([("core", "Keeps bees")]))
+    upstream.script(answer([("core", "Keeps bees", "m1", "I keep bees.")]))
     assert main(["extract-facts", "--user", "alice"]) == 0
     assert "alice: 1 messages, 1 new" in capsys.readouterr().out
     assert services.stores.facts.list(alice[0].id)[1] == 1
