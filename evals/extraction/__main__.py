@@ -149,7 +149,8 @@ def _commit(root: Path) -> str:
         return subprocess.run(["git", *command], cwd=root, capture_output=True,
                               text=True).stdout.strip()
 
-    dirty = git("status", "--porcelain", "--untracked-files=no")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                ":!evals/results")  # the figures being written are not the code measured
     return git("rev-parse", "--short", "HEAD") + (" (uncommitted changes)" if dirty else "")
 
 

@@ -78,16 +78,18 @@ class Matcher:
         rows = np.array(asyncio.run(self.embedder.embed_documents(texts)))
         return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
-    def matches(self, facts: list[str], references: list[str]) -> list[list[int]]:
+    def matches(self, facts: list[str], references: list[str], *,
+                ignore: frozenset[str] = frozenset()) -> list[list[int]]:
         """For each fact, the indices of the references it matches (texts already passed
-        through `about`)."""
+        through `about`); `ignore`: lower-cased names that count as no key term (the
+        speakers of a dialogue, whose names fill its greetings: "Hey Gina!")."""
         if not facts or not references:
             return [[] for _ in facts]
         similarity = self.vectors(facts) @ self.vectors(references).T
-        reference_keys = [(key_terms(r), cjk_bigrams(r)) for r in references]
+        reference_keys = [(key_terms(r) - ignore, cjk_bigrams(r)) for r in references]
         found = []
         for row, fact in zip(similarity, facts, strict=True):
-            keys = (key_terms(fact), cjk_bigrams(fact))
+            keys = (key_terms(fact) - ignore, cjk_bigrams(fact))
             found.append([j for j, score in enumerate(row)
                           if self._same(float(score), keys, reference_keys[j])])
         return found

@@ -81,8 +81,10 @@ def locomo(serving: Serving, conversation: Locomo, matcher: Matcher, log: Log) -
         facts = [_fact(f, ids) for f in client.facts()]
     mine, theirs = conversation.of(user), conversation.of(other)
     texts = [about(f["fact"], (user,)) for f in facts]
-    to_user = matcher.matches(texts, [about(o.text, (user,)) for o in mine])
-    to_other = matcher.matches(texts, [about(o.text, (other,)) for o in theirs])
+    speakers = frozenset({user.lower(), other.lower()})
+    to_user = matcher.matches(texts, [about(o.text, (user,)) for o in mine], ignore=speakers)
+    to_other = matcher.matches(texts, [about(o.text, (other,)) for o in theirs],
+                               ignore=speakers)
     for fact, a, b in zip(facts, to_user, to_other, strict=True):
         # "Melanie has two kids" stored for Caroline is about a third party, as it should be.
         fact.update(matches_user=a, matches_other=b, names_other=other.lower() in
