@@ -10,6 +10,9 @@ with the previous request, the way a provider's prefix cache would.
         upstream.script(Reply(chunks=["Hel", "lo"]), Reply(status=500))
         ... point LLM_BASE_URL at upstream.base_url ...
         upstream.requests[0].body["messages"]
+
+`default` answers every request left when the script runs out: a `Reply`, or a
+function of the request body that returns one (an answer built from the prompt).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 
@@ -133,7 +137,7 @@ def _content_text(content) -> str:
 
 
 class ScriptedUpstream:
-    def __init__(self, *, default: Reply | None = None) -> None:
+    def __init__(self, *, default: Reply | Callable[[dict], Reply] | None = None) -> None:
         self.default = default or Reply()
         self.requests: list[RecordedRequest] = []
         self._queue: deque[Reply] = deque()
@@ -153,9 +157,11 @@ class ScriptedUpstream:
         with self._lock:
             self._queue.extend(replies)
 
-    def next_reply(self) -> Reply:
+    def next_reply(self, body: dict) -> Reply:
         with self._lock:
-            return self._queue.popleft() if self._queue else self.default
+            if self._queue:
+                return self._queue.popleft()
+        return self.default(body) if callable(self.default) else self.default
 
     def record(self, path: str, headers: dict[str, str], body: dict) -> tuple[int, int]:
         """Store the request; return (prompt_tokens, cached_tokens) for it."""
@@ -216,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         prompt, cached = self.upstream.record(self.path, headers, body)
-        reply = self.upstream.next_reply()
+        reply = self.upstream.next_reply(body)
         if reply.hang:
             self.upstream._stop.wait()
             return

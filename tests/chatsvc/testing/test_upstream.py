@@ -6,7 +6,7 @@ import httpx
 import openai
 import pytest
 
-from chatsvc.testing import Reply
+from chatsvc.testing import Reply, ScriptedUpstream
 
 MESSAGES = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]
 
@@ -109,3 +109,17 @@ def test_broken_answers_can_be_scripted(upstream):
     with httpx.stream("POST", url, json=body) as response:
         reads = list(response.iter_raw())
     assert len(reads) == 1 and b'"b"' in reads[0] and b'"busy"' in reads[0]
+
+
+def test_the_default_answer_can_be_built_from_each_request():
+    def echo(body: dict) -> Reply:
+        return Reply(chunks=[body["messages"][-1]["content"].upper()])
+
+    with ScriptedUpstream(default=echo) as upstream:
+        llm = openai.OpenAI(base_url=upstream.base_url, api_key="t", max_retries=0, timeout=5)
+        upstream.script(Reply(chunks=["scripted first"]))
+        assert _stream_text(llm)[0] == "scripted first"
+        assert _stream_text(llm)[0] == "HI"
+        second = [{"role": "user", "content": "again"}]
+        assert llm.chat.completions.create(
+            model="m", messages=second).choices[0].message.content == "AGAIN"
