@@ -25,8 +25,7 @@ from pathlib import Path
 from chatsvc.embeddings import LocalEmbedder
 from evals._machine import describe
 from evals.recall.longmemeval import read_json
-from store.recall import KeyedMessage, index_key
-from store.recall._keys import embedded_key, passage_head
+from store.recall import KeyedMessage, embedded_key, index_key, passage_head
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CREATED = "2023-05-20T02:21:00Z"

@@ -1,7 +1,6 @@
 """What a long message is embedded as: its key with the text cut to its first passage."""
 
-from store.recall import KeyedMessage, index_key
-from store.recall._keys import PASSAGE_TOKENS, embedded_key, passage_head
+from store.recall import PASSAGE_TOKENS, KeyedMessage, embedded_key, index_key, passage_head
 
 
 def test_a_short_text_is_its_own_first_passage():
