@@ -1,4 +1,7 @@
-"""python -m evals.recall --data FILE [--variants ...] [--modes ...] [--limit-samples N]"""
+"""python -m evals.recall --data FILE [--variants ...] [--modes ...] [--limit-samples N]
+
+FILE: LoCoMo-format JSON, or LongMemEval (`longmemeval_s*.json[.gz]`,
+`longmemeval_oracle.json`; `--questions`, `--types`), told apart by their keys."""
 
 from __future__ import annotations
 
@@ -12,8 +15,8 @@ from pathlib import Path
 
 from chatsvc.testing import ScriptedUpstream
 from evals._machine import describe
-from evals.recall import mapping, report
-from evals.recall.locomo import CATEGORIES, Problems, load
+from evals.recall import longmemeval, mapping, report
+from evals.recall.locomo import CATEGORIES, Problems, samples_of
 from evals.recall.runner import MODES, VARIANTS, Options, run_variant
 
 DEFAULT_DATA = Path(__file__).parent / "data" / "chatsvc_recall.json"
@@ -22,7 +25,8 @@ DEFAULT_DATA = Path(__file__).parent / "data" / "chatsvc_recall.json"
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m evals.recall", description=__doc__)
     parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-format JSON (a list of samples)"
+        "--data", type=Path, default=DEFAULT_DATA,
+        help="LoCoMo-format JSON (a list of samples) or LongMemEval JSON (.gz too)",
     )
     parser.add_argument(
         "--variants",
@@ -33,6 +37,23 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--limit-samples", type=int, default=None, help="only the first N samples")
+    parser.add_argument(
+        "--questions", type=int, default=None,
+        help="LongMemEval: only N questions, taken in turn from each type",
+    )
+    parser.add_argument(
+        "--types", nargs="+", choices=longmemeval.TYPES, default=None,
+        help="LongMemEval: only questions of these types",
+    )
+    parser.add_argument(
+        "--haystack-sessions", type=int, default=None, metavar="K",
+        help="LongMemEval: each haystack cut to its answer sessions and K others (a quick "
+        "run on a smaller haystack, not the benchmark's figures)",
+    )
+    parser.add_argument(
+        "--include-heldout", action="store_true",
+        help="LongMemEval: also the acceptance set's questions (for the outside check only)",
+    )
     parser.add_argument(
         "--probe-messages",
         type=int,
@@ -52,6 +73,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="import body size per request (the server's limit is 8 MiB)",
     )
     parser.add_argument("--index-timeout", type=float, default=1800.0)
+    parser.add_argument(
+        "--server-env", nargs="+", default=[], metavar="NAME=VALUE",
+        help="more settings for the server, e.g. CHATSVC_EMBED_PRIORITY=off (the indexer "
+        "then embeds at normal CPU priority: on a machine others load, its lowest one "
+        "leaves it waiting)",
+    )
     parser.add_argument(
         "--rankings",
         type=Path,
@@ -73,10 +100,20 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     started = time.monotonic()
     problems = Problems()
-    samples = load(args.data, problems)[: args.limit_samples]
-    sessions = [mapping.conversations(sample, problems) for sample in samples]
+    raw = longmemeval.read_json(args.data)
+    if longmemeval.is_longmemeval(raw):
+        samples = longmemeval.select(raw, problems, types=args.types, questions=args.questions,
+                                     include_heldout=args.include_heldout,
+                                     others=args.haystack_sessions)
+        sessions = [haystack.sessions for haystack in samples]
+        args.probe_messages = 0  # the probe chats with LoCoMo questions
+        meta = _haystack_meta(args, samples)
+    else:
+        samples = samples_of(raw, problems)[: args.limit_samples]
+        sessions = [mapping.conversations(sample, problems) for sample in samples]
+        meta = _meta(args, samples)
     probe_variant = args.probe_variant or args.variants[0]
-    result = {"meta": _meta(args, samples), "variants": {}}
+    result = {"meta": meta, "variants": {}}
     rankings: list[dict] = []
     with ScriptedUpstream() as upstream:
         for variant in args.variants:
@@ -87,6 +124,7 @@ def main(argv: list[str]) -> int:
                 args.index_timeout,
                 args.probe_messages if variant == probe_variant else 0,
                 rankings=found,
+                server_env=tuple(_setting(item) for item in args.server_env),
             )
             result["variants"][variant] = run_variant(
                 samples, sessions, variant, tuple(args.modes), options, upstream.base_url
@@ -97,8 +135,10 @@ def main(argv: list[str]) -> int:
         print(f"wrote {args.rankings}")
     result["problems"] = problems.as_json()
     result["meta"]["seconds"] = round(time.monotonic() - started, 1)
+    result["meta"]["machine"] = describe()  # its load average now too, at the end
     name = args.name or (
-        "recall" if args.data.resolve() == DEFAULT_DATA.resolve() else f"recall_{args.data.stem}"
+        "recall" if args.data.resolve() == DEFAULT_DATA.resolve()
+        else f"recall_{args.data.name.split('.')[0]}"
     )
     print(f"wrote {report.write(result, name)}")
     return 0
@@ -113,6 +153,26 @@ def _meta(args: argparse.Namespace, samples: list) -> dict:
         "samples": len(samples),
         "turns": sum(s.turn_count for s in samples),
         "questions": dict(sorted(questions.items())),
+    }
+
+
+def _setting(item: str) -> tuple[str, str]:
+    name, equals, value = item.partition("=")
+    if not equals or not name:
+        raise SystemExit(f"--server-env wants NAME=VALUE, not {item!r}")
+    return name, value
+
+
+def _haystack_meta(args: argparse.Namespace, haystacks: list) -> dict:
+    return {
+        "format": "longmemeval",
+        "data": args.data.name,
+        "machine": describe(),
+        "command": "python -m evals.recall " + shlex.join(sys.argv[1:]),
+        "samples": len(haystacks),
+        "turns": sum(h.turn_count for h in haystacks),
+        "questions": dict(sorted(Counter(h.question_type for h in haystacks).items())),
+        "question_ids": [h.question_id for h in haystacks],
     }
 
 

@@ -21,7 +21,7 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 SCORED = (1, 2, 3, 4)  # 5 is adversarial: reported apart, left out of the overall figure
 _DIA_ID = re.compile(r"D\s*(\d+)\s*:\s*(\d+)")
 _SESSION = re.compile(r"^session_(\d+)$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # the API refuses these
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # the API refuses these
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,11 @@ def dia_id(text: str) -> str | None:
 
 
 def load(path: Path, problems: Problems) -> list[Sample]:
-    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    return samples_of(json.loads(Path(path).read_text(encoding="utf-8")), problems)
+
+
+def samples_of(raw: list | dict, problems: Problems) -> list[Sample]:
+    """The samples of a parsed file: a list of them, or one alone."""
     items = raw if isinstance(raw, list) else [raw]
     return [parse_sample(item, n, problems) for n, item in enumerate(items)]
 
@@ -125,7 +129,7 @@ def _sessions(conversation: dict, sample_id: str, problems: Problems) -> tuple[S
 
 def _turn(raw: dict, sample_id: str, problems: Problems) -> Turn | None:
     canonical = dia_id(str(raw.get("dia_id", "")))
-    text = _CONTROL.sub("", str(raw.get("text") or "")).strip()
+    text = CONTROL.sub("", str(raw.get("text") or "")).strip()
     caption = str(raw.get("blip_caption") or "").strip()
     if caption:  # what LoCoMo's own evaluation shows of a shared photo
         text = f"{text} [shared a photo: {caption}]".strip()

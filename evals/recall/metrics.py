@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from evals.recall.locomo import CATEGORIES, SCORED
 from evals.reliability.load_bench import percentile
-from evals.retrieval.metrics import recall_at
+from evals.retrieval.metrics import doc_ranking, recall_at
 
 KS = (5, 10, 20)
 OVERALL = "1-4"
+SESSION_KS = (5, 10)
+ALL_TYPES = "all"
 
 
 def score(ranking: list[str], evidence: frozenset[str]) -> dict[str, float]:
@@ -32,6 +34,37 @@ def by_category(rows: list[tuple[int, dict[str, float]]]) -> dict[str, dict]:
     }
     groups[OVERALL] = [s for cat, s in rows if cat in SCORED]
     return {name: _mean(scores) for name, scores in groups.items() if scores}
+
+
+def session_score(ranking: list[str], sessions: list[str], answers: frozenset[str],
+                  evidence: frozenset[str]) -> dict[str, float]:
+    """One LongMemEval question from its ranked turn ids and their sessions: session
+    recall_any@k (an answer session among the first k distinct sessions of the ranking),
+    recall_all@10, and turn recall@10 (share of the `has_answer` turns in the top 10;
+    left out when the question marks none)."""
+    ranked = doc_ranking(sessions)
+    scores = {f"session_any@{k}": float(bool(set(ranked[:k]) & answers)) for k in SESSION_KS}
+    scores["session_all@10"] = float(answers <= set(ranked[:10]))
+    if evidence:
+        scores["turn@10"] = recall_at(ranking, evidence, 10)
+    return scores
+
+
+def by_type(rows: list[tuple[str, dict[str, float]]]) -> dict[str, dict]:
+    """Mean scores per question type and over ALL_TYPES; each mean over the questions
+    that have that score (turn@10 only where turns are marked)."""
+    groups = {kind: [s for t, s in rows if t == kind] for kind in sorted({t for t, _ in rows})}
+    groups[ALL_TYPES] = [s for _, s in rows]
+    return {kind: _mean_present(scores) for kind, scores in groups.items() if scores}
+
+
+def _mean_present(scores: list[dict[str, float]]) -> dict:
+    keys = sorted({key for s in scores for key in s})
+    means: dict = {"questions": len(scores)}
+    for key in keys:
+        present = [s[key] for s in scores if key in s]
+        means[key] = round(sum(present) / len(present), 4)
+    return means
 
 
 def latency_ms(seconds: list[float]) -> dict[str, float]:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from evals.recall.locomo import CATEGORIES
-from evals.recall.metrics import KS, OVERALL
+from evals.recall.metrics import ALL_TYPES, KS, OVERALL, SESSION_KS
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 TARGET = 0.80  # recall@10 over categories 1-4 (issue 17)
@@ -204,6 +204,45 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def haystack_markdown(result: dict) -> str:
+    """A LongMemEval run: session recall_any@5/@10 and turn recall@10 per question type."""
+    meta = result["meta"]
+    columns = [*(f"session_any@{k}" for k in SESSION_KS), "session_all@10", "turn@10"]
+    lines = [
+        f"# Recall benchmark: {meta['data']} (LongMemEval)",
+        "",
+        f"Machine: {meta['machine']}.",
+        "",
+        f"`{meta['command']}`: {meta['samples']} questions (each its own user and haystack),"
+        f" {meta['turns']} turns, questions per type {meta['questions']}; ran "
+        f"{meta['seconds']:.0f} s. Questions: {', '.join(meta['question_ids'])}.",
+        "",
+        "session_any@k: an answer session among the first k distinct sessions of the "
+        "ranked turns (the API's 50 results); session_all@10: every answer session there; "
+        "turn@10: share of the turns marked `has_answer` in the top 10 (over the questions "
+        "that mark some).",
+        "",
+        _row(["variant", "mode", "type", "questions", *columns, "search p50/p95 ms"]),
+        _row(["---"] * (5 + len(columns))),
+    ]
+    for variant, run in result["variants"].items():
+        for mode, found in run["modes"].items():
+            latency = found["latency_ms"]
+            for kind, scores in found["by_type"].items():
+                cells = [f"{scores[c]:.3f}" if c in scores else "-" for c in columns]
+                shown = f"**{kind}**" if kind == ALL_TYPES else kind
+                lines.append(_row([variant, mode, shown, scores["questions"], *cells,
+                                   f"{latency['p50']} / {latency['p95']}"]))
+    lines += ["", "## Import and indexing (local embedder)", "", *_import_lines(result),
+              "", "## What the file had that did not fit", ""]
+    problems = result["problems"]
+    lines += [
+        f"* {kind}: {n} (e.g. {', '.join(problems['examples'][kind][:3])})"
+        for kind, n in sorted(problems["counts"].items())
+    ] or ["Nothing."]
+    return "\n".join(lines) + "\n"
+
+
 def plot(result: dict, path: Path) -> None:
     import matplotlib
 
@@ -246,6 +285,9 @@ def plot(result: dict, path: Path) -> None:
 def write(result: dict, name: str) -> Path:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    if result["meta"].get("format") == "longmemeval":
+        (RESULTS / f"{name}.md").write_text(haystack_markdown(result))
+        return RESULTS / f"{name}.md"
     (RESULTS / f"{name}.md").write_text(markdown(result))
     plot(result, RESULTS / f"{name}.png")
     return RESULTS / f"{name}.md"

@@ -19,12 +19,14 @@ from chatsvc.testing import ServiceProcess
 from evals.recall import mapping
 from evals.recall.client import Found, RecallClient
 from evals.recall.locomo import Question, Sample
-from evals.recall.metrics import OVERALL, by_category, latency_ms, score
+from evals.recall.longmemeval import Haystack, session_of
+from evals.recall.metrics import OVERALL, by_category, by_type, latency_ms, score, session_score
 from evals.recall.probe import interactive
 
 MODES = ("keyword", "semantic", "hybrid")
 VARIANTS = ("text", "speaker", "dated", "context")
 Sessions = list[tuple[dict, list[str]]]
+HAYSTACK_LIMIT = 50  # the API's most: the sessions of a LongMemEval ranking come from it
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Options:
     probe_messages: int  # 0: no interactive probe
     log: Callable[[str], None] = print
     rankings: list[dict] | None = None  # every answer's ranking is appended here
+    server_env: tuple[tuple[str, str], ...] = ()  # more settings for the server (--server-env)
 
 
 def server_env(variant: str, upstream_url: str) -> dict[str, str]:
@@ -50,18 +53,20 @@ def server_env(variant: str, upstream_url: str) -> dict[str, str]:
 
 
 def run_variant(
-    samples: list[Sample],
+    samples: list[Sample] | list[Haystack],
     sessions: list[Sessions],
     variant: str,
     modes: tuple[str, ...],
     options: Options,
     upstream_url: str,
 ) -> dict:
-    """`sessions`: mapping.conversations of each sample, made once for every variant."""
+    """`sessions`: the import conversations of each sample (LoCoMo) or haystack
+    (LongMemEval), made once for every variant."""
+    search = search_haystacks if samples and isinstance(samples[0], Haystack) else search_all
     with tempfile.TemporaryDirectory(prefix=f"recall-{variant}-") as tmp:
         service = ServiceProcess(
             Path(tmp) / "data",
-            server_env(variant, upstream_url),
+            {**server_env(variant, upstream_url), **dict(options.server_env)},
             log_path=Path(tmp) / "service.log",
         )
         service.start(timeout=300)
@@ -75,7 +80,7 @@ def run_variant(
             options.log(f"  {variant}: imported {sum(i['messages'] for i in imports)} messages")
             result = {
                 "import": _throughput(imports),
-                "modes": {mode: search_all(users, samples, imports, mode, options.rankings)
+                "modes": {mode: search(users, samples, imports, mode, options.rankings)
                           for mode in modes},
             }
             if options.probe_messages:
@@ -137,6 +142,29 @@ def search_all(
         "degraded": dict(degraded),
         "by_sample": {sid: by_category(r).get(OVERALL) for sid, r in per_sample.items()},
     }
+
+
+def search_haystacks(
+    users: list[RecallClient], haystacks: list[Haystack], imports: list[dict], mode: str,
+    rankings: list[dict] | None = None,
+) -> dict:
+    """Each LongMemEval question searched over its own haystack (its own user) in `mode`,
+    HAYSTACK_LIMIT results, scored by `session_score`."""
+    rows, seconds, degraded = [], [], Counter()
+    for client, haystack, imported in zip(users, haystacks, imports, strict=True):
+        found = client.search(haystack.question, mode, limit=HAYSTACK_LIMIT)
+        ranking = [imported["ids"][m] for m in found.message_ids if m in imported["ids"]]
+        rows.append((haystack.question_type,
+                     session_score(ranking, [session_of(t) for t in ranking],
+                                   haystack.answer_sessions, haystack.evidence)))
+        if rankings is not None:
+            rankings.append({"question_id": haystack.question_id, "mode": mode,
+                             "type": haystack.question_type, "ranking": ranking})
+        seconds.append(found.seconds)
+        if found.degraded_reason:
+            degraded[found.degraded_reason] += 1
+    return {"by_type": by_type(rows), "latency_ms": latency_ms(seconds),
+            "degraded": dict(degraded)}
 
 
 def ranking_row(sample_id: str, question: Question, mode: str, found: Found,

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from store.recall._imports import ConversationImports, Imported, ImportedMessage
 from store.recall._index import VECTORS, Indexing
-from store.recall._keys import DEFAULT_KEYS, KEY_VARIANTS, KeyedMessage, index_key, speaker
+from store.recall._keys import (
+    DEFAULT_KEYS,
+    KEY_VARIANTS,
+    PASSAGE_TOKENS,
+    KeyedMessage,
+    embedded_key,
+    index_key,
+    passage_head,
+    speaker,
+)
 from store.recall._search import Bounds, MessageHit, Searching
 
 
@@ -18,6 +27,7 @@ class MessageIndex(Indexing, Searching):
 
 
 __all__ = [
-    "DEFAULT_KEYS", "KEY_VARIANTS", "VECTORS", "Bounds", "ConversationImports", "Imported",
-    "ImportedMessage", "KeyedMessage", "MessageHit", "MessageIndex", "index_key", "speaker",
+    "DEFAULT_KEYS", "KEY_VARIANTS", "PASSAGE_TOKENS", "VECTORS", "Bounds", "ConversationImports",
+    "Imported", "ImportedMessage", "KeyedMessage", "MessageHit", "MessageIndex", "embedded_key",
+    "index_key", "passage_head", "speaker",
 ]

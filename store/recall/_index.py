@@ -2,9 +2,10 @@
 
 Nothing here runs in a chat request. `build_keys` keys messages that have no key of
 the configured variant (new, imported, or keyed under another variant) and writes
-their full-text rows; `unembedded` (the backfill's first step) does that first, so
-keyword search keeps up even while the embedder is down; vectors then go through
-the vector-index component like every other vector table.
+their full-text rows (the whole key; the stored `key` is what is embedded: a long
+message's first passage, `_keys.embedded_key`); `unembedded` (the backfill's first
+step) does that first, so keyword search keeps up even while the embedder is down;
+vectors then go through the vector-index component like every other vector table.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 
 from store.contract import Database, EmbedJob
 from store.fts import index_text
-from store.recall._keys import DEFAULT_KEYS, KeyedMessage, index_key
+from store.recall._keys import DEFAULT_KEYS, KeyedMessage, embedded_key, index_key
 from store.sql import SQLITE, record, share_lock
 from store.vectors import VectorSpec, content_hash
 
@@ -71,7 +72,9 @@ class Indexing:
                 _UNKEYED_SQL + share_lock(self.db.dialect, "m"),
                 {"keys": self.keys, "limit": limit, "since": since},
             ).fetchall()
-            keyed = [(row, index_key(self.keys, record(KeyedMessage, row))) for row in rows]
+            messages = [(row, record(KeyedMessage, row)) for row in rows]
+            keyed = [(row, embedded_key(self.keys, m), index_key(self.keys, m))
+                     for row, m in messages]
             self.db.executemany(
                 "INSERT INTO message_index(seq, id, user_id, keys, key, content_hash, "
                 "created_at) VALUES ($seq, $id, $user, $keys, $key, $hash, $at) "
@@ -79,12 +82,12 @@ class Indexing:
                 "content_hash = excluded.content_hash",
                 [{"seq": row["seq"], "id": row["id"], "user": row["user_id"], "keys": self.keys,
                   "key": key, "hash": content_hash(key), "at": row["created_at"]}
-                 for row, key in keyed])
+                 for row, key, _ in keyed])
             self.db.executemany("DELETE FROM message_fts WHERE rowid = $seq",
-                                [{"seq": row["seq"]} for row, _ in keyed])
+                                [{"seq": row["seq"]} for row, _, _ in keyed])
             self.db.executemany("INSERT INTO message_fts(rowid, body) VALUES ($seq, $body)",
-                                [{"seq": row["seq"], "body": index_text(key)}
-                                 for row, key in keyed])
+                                [{"seq": row["seq"], "body": index_text(whole)}
+                                 for row, _, whole in keyed])
         if self._ordered:
             # A full batch may leave more unkeyed rows after its last one.
             self._keyed = min(top, rows[-1]["seq"]) if len(rows) == limit else top

@@ -285,6 +285,25 @@ def test_keys_carry_speaker_date_and_previous_turn_and_rebuild_on_a_variant_chan
     assert plain.keyword("Caroline", Bounds(alice.id)) == []
 
 
+def test_a_long_message_embeds_its_first_passage_and_stays_found_by_any_of_its_words(
+        db, people):
+    alice, _ = people
+    stores = stores_for(db, recall_keys="dated")
+    opening = "Here are some tips for getting around Tokyo by train and bus."
+    tail = " ".join(["More detail about the city and its many neighbourhoods."] * 40)
+    stores.imports.import_conversations(alice.id, [(None, [
+        ImportedMessage("assistant", f"{opening} {tail} Finally, keep your Suica card topped up.",
+                        created_at="2023-05-08T13:56:00.000000Z")])])
+    [job] = stores.messages.unembedded(limit=10)
+    assert job.text.startswith(f"8 May 2023, Assistant: {opening}")
+    assert len(job.text) < 600 and "Suica" not in job.text  # the tail is not embedded
+    stores.messages.save_embeddings([(job, _vec(4))])
+    assert stores.messages.status(alice.id) == (1, 1)
+    # ...but its every word is in the full text, and the hit is the whole message.
+    [hit] = stores.messages.keyword("Suica card", Bounds(alice.id))
+    assert hit.content.endswith("keep your Suica card topped up.")
+
+
 def test_deleting_a_conversation_removes_its_messages_from_the_index(stores, people):
     alice, _ = people
     conv, message = _say(stores, alice, "remember the lighthouse")
