@@ -1,5 +1,5 @@
 """Which environment variable sets each `Settings` field, and the parser that turns its
-raw string into the field's type (`chatsvc._env_values`). README's configuration table
+raw string into the field's type (`chatsvc._env_values`). docs/configuration.md
 lists every variable here (tests/test_readme.py checks it)."""
 
 from __future__ import annotations

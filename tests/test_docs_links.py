@@ -119,7 +119,7 @@ def test_outside_targets_are_problems():
     assert problem(readme, "docs/nope.md") == "no such file in the repository"
     assert problem(readme, "docs/api.md#no-such-heading").startswith("no heading")
     assert problem(readme, "docs/api.md#conventions") is None
-    assert problem(readme, "#configuration") is None
+    assert problem(readme, "#the-two-commands") is None
 
 
 def test_github_slugs():

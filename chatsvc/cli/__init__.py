@@ -25,7 +25,7 @@ from store import NotFound, StoreError
 COMMANDS = [_serve, _users, _doctor, _vectors, _index, _import, _extract, _backup, _mcp]
 DESCRIPTION = (
     "chatsvc: a streaming chat backend with long-term user memory. Settings come from "
-    "the environment (see the README); beside a running `chatsvc serve`, the other "
+    "the environment (docs/configuration.md); beside a running `chatsvc serve`, the other "
     "commands use the settings it runs with."
 )
 

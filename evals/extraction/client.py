@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from evals.recall.client import RecallClient, _check
+from evals.recall.client import RecallClient, check_status
 
 MAX_RUNS = 50  # extraction runs per user: each takes up to 2,000 pending messages
 FACT_PAGE = 200
@@ -18,7 +18,7 @@ class ExtractionClient(RecallClient):
 
     def extract(self) -> dict:
         response = self.http.post("/api/facts/extract")
-        _check(response, 200)
+        check_status(response, 200)
         return response.json()
 
     def extract_all(self) -> dict:
@@ -47,7 +47,7 @@ class ExtractionClient(RecallClient):
         while True:
             response = self.http.get("/api/facts",
                                      params={"limit": FACT_PAGE, "offset": len(found)})
-            _check(response, 200)
+            check_status(response, 200)
             page = response.json()["facts"]
             found += page
             if len(page) < FACT_PAGE:

@@ -11,10 +11,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatsvc._settings import Settings
+from chatsvc import Settings
 from chatsvc.local_models import CHAT_MODELS, LlamaServer
-from chatsvc.testing import Reply, ScriptedUpstream, ServiceProcess
-from chatsvc.testing._process import REPO_ROOT
+from chatsvc.testing import REPO_ROOT, Reply, ScriptedUpstream, ServiceProcess
 from evals.extraction.answers import Answer, reply_text
 from evals.extraction.shown import Shown, is_extraction
 from evals.recall.runner import server_env

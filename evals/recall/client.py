@@ -35,12 +35,12 @@ class RecallClient:
             content=batch.body,
             headers={"Content-Type": "application/json"},
         )
-        _check(response, 202)
+        check_status(response, 202)
         return response.json()
 
     def index_status(self) -> dict:
         response = self.http.get("/api/conversations/index-status")
-        _check(response, 200)
+        check_status(response, 200)
         return response.json()
 
     def wait_indexed(self, *, timeout: float, poll: float = 0.2) -> dict:
@@ -60,7 +60,7 @@ class RecallClient:
             "/api/conversations/search", params={"q": query, "mode": mode, "limit": limit}
         )
         seconds = time.perf_counter() - started
-        _check(response, 200)
+        check_status(response, 200)
         body = response.json()
         return Found(body["results"], seconds, body.get("degraded_reason"))
 
@@ -74,7 +74,7 @@ class RecallClient:
         self.close()
 
 
-def _check(response: httpx.Response, status: int) -> None:
+def check_status(response: httpx.Response, status: int) -> None:
     if response.status_code != status:
         raise RuntimeError(
             f"{response.request.method} {response.request.url.path}: "

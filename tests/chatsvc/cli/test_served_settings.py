@@ -60,6 +60,6 @@ def test_a_file_left_by_a_dead_service_is_ignored(monkeypatch):
 
 def test_help_describes_the_command_in_whole_sentences():
     description = build_parser().description  # was a docstring's first line, cut mid-sentence
-    assert description.endswith("long-term user memory. Settings come from the environment "
-                                "(see the README); beside a running `chatsvc serve`, the other "
-                                "commands use the settings it runs with.")
+    assert description.endswith(
+        "long-term user memory. Settings come from the environment (docs/configuration.md); "
+        "beside a running `chatsvc serve`, the other commands use the settings it runs with.")
