@@ -13,6 +13,7 @@ from datetime import datetime
 
 from chatsvc.extraction._grounding import Checked, Grounded
 from chatsvc.extraction._prompt import Extraction, KnownFact
+from chatsvc.extraction._support import support
 from store import Database, ExtractionQueueStore, FactSheetStore, FactStore, NotFound
 from store.clock import iso
 from store.extraction import PendingMessage
@@ -107,12 +108,18 @@ def apply(
 def _duplicate(facts: FactStore, user_id: str, grounded: Grounded,
                vector: list[float] | None, max_distance: float) -> Fact | None:
     """The live fact this one repeats: the same text, or (with a vector) the nearest
-    fact of the same category within `max_distance`."""
+    fact of the same category within `max_distance` that names the same numbers, names
+    and dates (an embedding hardly tells "since 2001" from "since 2003")."""
     same = facts.find_live(user_id, grounded.fact)
     if same is not None or vector is None or not facts.db.vector_state.ok:
         return same
     hits = facts.search_by_vector(user_id, vector, limit=5, max_distance=max_distance)
-    return next((h.fact for h in hits if h.fact.category == grounded.category), None)
+    return next((h.fact for h in hits if h.fact.category == grounded.category
+                 and _same_particulars(h.fact.fact, grounded.fact)), None)
+
+
+def _same_particulars(one: str, other: str) -> bool:
+    return not support(one, [other]).missing and not support(other, [one]).missing
 
 
 def _last_user_time(messages: list[PendingMessage]) -> str:

@@ -123,6 +123,20 @@ def test_a_repeated_fact_becomes_a_mention_with_its_new_quote(llm_services, upst
     assert [q.message_id for q in quotes] == [first, second]
 
 
+def test_facts_that_differ_in_a_number_stay_apart(llm_services, upstream, alice):
+    # 0.014 apart with e5-small, within CHATSVC_FACT_DUPLICATE_DISTANCE: only the year
+    # tells them apart.
+    s, user = llm_services, alice[0]
+    said = "I keep bees in the garden behind the house every weekend since {}."
+    for year in (2001, 2003):
+        _chat(s, user.id, ("user", said.format(year)))
+        upstream.script(answer([
+            ("core", f"Keeps bees in the garden behind the house every weekend since {year}",
+             "m1", said.format(year))]))
+        assert _run(s, user.id).new_facts == 1
+    assert len(_facts(s, user.id)) == 2
+
+
 def test_different_facts_of_one_topic_stay_apart(llm_services, upstream, alice):
     s, user = llm_services, alice[0]
     _chat(s, user.id, ("user", "I keep bees in my garden."), ("user", "I keep chickens too."))
