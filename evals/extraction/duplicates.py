@@ -18,26 +18,21 @@ import asyncio
 import json
 import re
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from chatsvc.embeddings import LocalEmbedder
 from evals._machine import describe
+from evals.extraction import locomo_pairs
 
-ACCEPTANCE = {"44", "47", "48", "49", "50"}  # LoCoMo conversations never opened here
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "fact_duplicates.json"
 
 
 def observations(zip_path: Path, conversation: str) -> dict[str, list[str]]:
-    if conversation in ACCEPTANCE:
-        raise SystemExit(f"conversation {conversation} is in the acceptance set: not opened")
-    with zipfile.ZipFile(zip_path) as archive:
-        name = next(n for n in archive.namelist() if n.endswith(f"/{conversation}.json"))
-        data = json.loads(archive.read(name))
+    """Each speaker's observations (the acceptance conversations are refused by `load`)."""
     found: dict[str, list[str]] = {}
-    for key, value in data.items():
+    for key, value in locomo_pairs.load(zip_path, int(conversation)).items():
         if key.endswith("_observation") and isinstance(value, dict):
             for speaker, items in value.items():
                 found.setdefault(speaker, []).extend(text for text, *_ in items)
