@@ -61,7 +61,8 @@ BREAKER = Counter(
     "chatsvc_breaker_transitions", "Circuit breaker openings and closings", ["breaker", "state"],
 )
 FACTS_STORED = Counter(
-    "chatsvc_facts_extracted", "Verified facts fact extraction stored (new rows)",
+    "chatsvc_facts_extracted", "Verified facts fact extraction stored (new rows), by category",
+    ["category"],
 )
 FACTS_REJECTED = Counter(
     "chatsvc_facts_rejected",

@@ -202,7 +202,8 @@ class FactExtractor:
                 log.info("fact extraction: user %s batch already processed elsewhere", user_id)
                 return
             result.new_facts += len(applied.created)
-            FACTS_STORED.inc(len(applied.created))
+            for fact in applied.created:
+                FACTS_STORED.labels(fact.category).inc()
             result.referenced += applied.referenced
             result.superseded += applied.superseded
             result.forgotten += applied.forgotten

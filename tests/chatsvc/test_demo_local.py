@@ -41,6 +41,7 @@ def _chat(client, headers, message: str) -> dict:
     return response.json()
 
 
+@pytest.mark.timeout(900)  # two answers and two extractions on a CPU model
 def test_what_it_was_told_comes_back_in_a_new_conversation(client, alice):
     told = _chat(client, alice[1], "Remember this: my dog is called Biscuit and I live in Lyon.")
     extracted = client.post("/api/facts/extract", headers=alice[1]).json()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import openai
 import pytest
 
@@ -14,6 +15,7 @@ from chatsvc import Settings
 from chatsvc.local_models import GEMMA
 from chatsvc.testing import Reply, ToolCall
 from tests._serving import serve
+from tests.chatsvc.test_warmup import wait_warm
 from tests.chatsvc.chat.test_openai_tools import QUESTION, WEATHER
 
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
@@ -25,6 +27,15 @@ def settings(upstream_settings, monkeypatch) -> Settings:
     """The scripted upstream answering as the bundled model, which it stands in for."""
     monkeypatch.setenv("LLM_MODEL", GEMMA.name)
     return Settings.from_env()
+
+
+@pytest.fixture(autouse=True)
+def warm(live, upstream):
+    """The start-up warm-up sends a bundled model one completion: it must have had its
+    answer before a test scripts its own (it took the test's reply in a CI run)."""
+    with httpx.Client(base_url=live) as client:
+        wait_warm(client)
+    upstream.requests.clear()
 
 
 @pytest.mark.parametrize("extra", [

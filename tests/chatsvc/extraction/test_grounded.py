@@ -43,6 +43,16 @@ def test_an_answer_in_the_old_shape_stores_nothing(llm_services, upstream, alice
     assert _rejected("no_evidence") == before + 2
 
 
+def test_stored_facts_are_counted_by_category(llm_services, upstream, alice):
+    s, user = llm_services, alice[0]
+    _chat(s, user.id, ("user", "I write Rust at work."))
+    sample = ("chatsvc_facts_extracted_total", {"category": "technical"})
+    before = REGISTRY.get_sample_value(*sample) or 0
+    upstream.script(answer([("technical", "Writes Rust at work", "m1", "I write Rust at work.")]))
+    assert _run(s, user.id).new_facts == 1
+    assert REGISTRY.get_sample_value(*sample) == before + 1
+
+
 def test_quotes_that_are_not_the_users_own_words_are_refused(llm_services, upstream, alice):
     s, user = llm_services, alice[0]
     _chat(s, user.id, ("user", "What is my dog called, and where do I live?"),
