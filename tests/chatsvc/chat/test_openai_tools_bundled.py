@@ -15,8 +15,8 @@ from chatsvc import Settings
 from chatsvc.local_models import GEMMA
 from chatsvc.testing import Reply, ToolCall
 from tests._serving import serve
-from tests.chatsvc.test_warmup import wait_warm
 from tests.chatsvc.chat.test_openai_tools import QUESTION, WEATHER
+from tests.chatsvc.test_warmup import wait_warm
 
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
 CLOCK = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
