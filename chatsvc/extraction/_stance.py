@@ -8,6 +8,11 @@ Two ways a verbatim quote can still support the wrong fact, both `unsupported`:
 * negation: "eat meat", cut out of "I don't eat meat", supports no "Eats meat"; and a
   negative fact needs a negation in or just before its quote.
 
+And one way a quote can be overtaken by what the user says after it, `unsupported` too:
+
+* retraction: "I live in Beijing" then "sorry, I live in Tianjin, not Beijing", or "my
+  daughter is 7 - no wait, 8": the first value was corrected within the same batch.
+
 Texts are folded (`_words.fold`).
 """
 
@@ -16,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from chatsvc.extraction._words import NEGATION
+from chatsvc.extraction._words import CJK, CJK_RUN, NEGATION, cjk_units
 
 # Relations by kind: a fact may name the relation in other words ("mom" -> "mother").
 _KINDS = """
@@ -68,3 +73,38 @@ def _negated_before(before: str) -> bool:
         return True
     last = " ".join(_WORD.findall(tail[-48:])[-3:])
     return bool(NEGATION.search(last))
+
+
+# A correction right after the quote, in the same message: "7 - no wait, 8", "7岁，哦不对".
+_TAKEN_BACK = re.compile(
+    r"^\W{0,3}(?:no,? wait|no no|i mean|scratch that|actually,? no|哦?不对|说错了|我是说|不不)")
+# A value the user denies later: "not Lyon", "no longer in Lyon", "不是北京", "不再住在北京".
+# English only for a name or number of the fact (capitalised after its first word, or
+# digits): "I'm not running this week" takes back no "Loves running".
+_EN_DENIED = re.compile(
+    r"\b(?:not|isn't|wasn't|aren't|weren't|no longer|never)\s+"
+    r"(?:(?:in|at|from|a|an|the|with|called|named)\s+)?([\w'-]+)")
+_ZH_DENIED = re.compile(f"(?:不是|不在|不再|并非|已经不|没在)({CJK.pattern}{{1,6}})")
+
+
+def retracted(fact: str, after: str, later: Sequence[str]) -> bool:
+    """Has the user taken the quote back: right after it (`after`, the rest of its
+    message), or by denying one of the fact's values in a later message (`later`)?
+    `after` and `later` are folded; `fact` is as the LLM wrote it."""
+    if _TAKEN_BACK.search(after):
+        return True
+    words = {word.casefold() for word in _WORD.findall(fact)[1:]
+             if word[0].isupper() or word.isdigit()}
+    fact_pairs = _pairs(fact)
+    for text in (after, *later):
+        if any(value.casefold() in words for value in _EN_DENIED.findall(text)):
+            return True
+        kept = _ZH_DENIED.sub(" ", text)  # the message's own positive words keep a pair
+        for denied in _ZH_DENIED.findall(text):
+            if (_pairs(denied) & fact_pairs) - _pairs(kept):
+                return True
+    return False
+
+
+def _pairs(text: str) -> set[str]:
+    return {pair for run in CJK_RUN.findall(text) for pair in cjk_units(run) if len(pair) == 2}

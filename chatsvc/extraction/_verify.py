@@ -11,7 +11,8 @@ order and the first that fails names the verdict:
   no message whose author could be wrong, only a quote that is nowhere to be found;
 * `unsupported`: a number, name or date of the fact is in no quote, or too few of its
   content words are (`MIN_COVERAGE`, measured on LoCoMo: evals/extraction/thresholds.py),
-  or the quote is about the user's relation, or negated where the fact is not (_stance);
+  or the quote is about the user's relation, or negated where the fact is not, or taken
+  back by the user right after it or in a later message of the batch (_stance);
 * `not_a_statement`: a quote is a question, condition, request, role-play line,
   instruction to the system or sarcasm, or the fact claims rights in this service.
 """
@@ -19,7 +20,7 @@ order and the first that fails names the verdict:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from chatsvc.extraction import _stance, _statement
@@ -85,6 +86,9 @@ def verify(fact: str, evidence: Sequence[Quote], shown: Mapping[str, Shown], *,
     stance = _stance.mismatch(fold(fact), [(text[:a], text[a:b]) for _, text, a, b in spans])
     if stance:
         return Verdict("unsupported", stance)
+    later = list(_users(shown, lambda at: at > max(_order(m.label) for m, *_ in spans)))
+    if any(_stance.retracted(fact, text[b:], later) for _, text, _a, b in spans):
+        return Verdict("unsupported", "taken back later")
     if _statement.privilege(fold(fact)):
         return Verdict("not_a_statement", "privilege claim in fact")
     for message, text, a, b in spans:
@@ -151,9 +155,14 @@ def _message(shown: Mapping[str, Shown], label: object) -> Shown | None:
 def _earlier(shown: Mapping[str, Shown], message: Shown) -> Iterator[str]:
     """The user's folded messages shown before `message`, oldest first."""
     position = _order(message.label)
-    before = sorted((m for m in shown.values() if m.role == "user"
-                     and _order(m.label) < position), key=lambda m: _order(m.label))
-    return (fold(m.content) for m in before)
+    return _users(shown, lambda at: at < position)
+
+
+def _users(shown: Mapping[str, Shown], where: Callable[[int], bool]) -> Iterator[str]:
+    """The user's folded messages whose position `where` accepts, oldest first."""
+    chosen = sorted((m for m in shown.values() if m.role == "user" and where(_order(m.label))),
+                    key=lambda m: _order(m.label))
+    return (fold(m.content) for m in chosen)
 
 
 def _order(label: str) -> int:

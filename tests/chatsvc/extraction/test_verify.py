@@ -345,3 +345,44 @@ def test_the_detail_never_repeats_the_users_words():
                         ("Has Fabry disease", "My secret diagnosis is Fabry's")]:
         words = set(verify(fact, [Quote("m1", quote)], messages).detail.lower().split())
         assert words and not {"fabry", "pompe", "okafor", "diagnosis"} & words
+
+
+BEIJING_CORRECTED = shown(("user", "我住在北京。"), ("assistant", "北京很棒！"),
+                          ("user", "说错了，我其实住在天津，不是北京。"))
+
+
+@pytest.mark.parametrize(("fact", "quote", "messages"), [
+    ("Lives in Lyon", "I live in Lyon",
+     shown(("user", "I live in Lyon."), ("assistant", "Lyon is lovely!"),
+           ("user", "Sorry, I got that wrong: I actually live in Grenoble, not Lyon."))),
+    ("住在北京", "我住在北京",
+     BEIJING_CORRECTED),
+    ("Has a daughter who is 7", "My daughter is 7",
+     shown(("user", "My daughter is 7 - no wait, she turned 8 last month."))),
+    ("女儿7岁", "我女儿今年7岁", shown(("user", "我女儿今年7岁，哦不对，她上个月刚满8岁。"))),
+    ("Works at Acme", "I work at Acme",
+     shown(("user", "I work at Acme."), ("user", "Update: I'm no longer at Acme, I quit."))),
+])
+def test_a_value_the_user_takes_back_later_is_unsupported(fact, quote, messages):
+    verdict = verify(fact, [Quote("m1", quote)], messages)
+    assert verdict == Verdict("unsupported", "taken back later")
+
+
+@pytest.mark.parametrize(("fact", "label", "quote", "messages"), [
+    ("Lives in Grenoble", "m3", "I actually live in Grenoble",
+     shown(("user", "I live in Lyon."), ("assistant", "Lyon is lovely!"),
+           ("user", "Sorry, I got that wrong: I actually live in Grenoble, not Lyon."))),
+    ("住在天津", "m3", "我其实住在天津",
+     BEIJING_CORRECTED),
+    ("Has a daughter who is 8", "m1", "My daughter is 7 - no wait, she turned 8 last month",
+     shown(("user", "My daughter is 7 - no wait, she turned 8 last month."))),
+    # A later denial of something else, or of a common word, takes nothing back.
+    ("Loves running", "m1", "I love running",
+     shown(("user", "I love running."), ("user", "I'm not running this week, my knee hurts."))),
+    ("Lives in Lyon", "m1", "I live in Lyon",
+     shown(("user", "I live in Lyon."), ("user", "I'm not a fan of Paris though."))),
+    ("住在上海", "m1", "我住在上海",
+     shown(("user", "我住在上海。"), ("user", "我不喜欢北京的冬天。"))),
+])
+def test_a_value_the_user_keeps_is_not_taken_back(fact, label, quote, messages):
+    assert reason(fact, [(label, quote)], messages) is None
