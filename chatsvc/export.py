@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
-from chatsvc.facts import evidence_json
+from chatsvc.facts import evidence_json, forget_json
 from store import NotFound, User
 from store.backend import Stores
 from store.clock import now_iso
@@ -31,6 +31,7 @@ def export_pieces(stores: Stores, user: User) -> Iterator[str]:
     yield _json(head)[:-1]  # the closing brace comes after the lists
     for name, items in (("conversations", _conversations(stores, user.id)),
                         ("facts", _facts(stores, user.id)),
+                        ("forgotten", map(forget_json, stores.facts.forgets(user.id, limit=None))),
                         ("fact_sheets", _fact_sheets(stores, user.id)),
                         ("memory", _memory(stores, user.id)),
                         ("knowledge", _knowledge(stores, user.id))):

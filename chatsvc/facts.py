@@ -15,7 +15,7 @@ from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder
 from store import ChatStore, FactStore
 from store.contract import EmbedJob
-from store.facts import Evidence, Fact, FactHit, check_fields, content_hash
+from store.facts import Evidence, Fact, FactHit, Forget, check_fields, content_hash
 
 log = logging.getLogger("chatsvc.facts")
 
@@ -24,6 +24,12 @@ def evidence_json(evidence: Evidence) -> dict:
     """A fact's quote as the API and the export show it."""
     return {"message_id": evidence.message_id, "conversation_id": evidence.conversation_id,
             "quote": evidence.quote, "said_at": evidence.said_at}
+
+
+def forget_json(forget: Forget) -> dict:
+    """A forget request as the API and the export show it (never what was forgotten)."""
+    return {"id": forget.id, "forgotten_at": forget.forgotten_at, "facts": forget.facts,
+            "message_id": forget.message_id, "conversation_id": forget.conversation_id}
 
 
 def delete_with_facts(chats: ChatStore, facts: FactStore, user_id: str,

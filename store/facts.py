@@ -55,6 +55,18 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Forget:
+    """Facts deleted because the user asked: when, how many, and which message asked
+    (None once that message is deleted). What they said is not kept, by design."""
+
+    id: str
+    message_id: str | None
+    conversation_id: str | None
+    facts: int
+    forgotten_at: str
+
+
+@dataclass(frozen=True)
 class Evidence:
     """The user's own words a fact rests on: a quote and the message it came from."""
 
@@ -280,6 +292,25 @@ class Facts(OwnVectors):
             self.db.execute("DELETE FROM fact_evidence WHERE user_id = $user "
                             "AND conversation_id = $conversation", params)
         return doomed
+
+    def record_forget(self, user_id: str, *, message_id: str | None, facts: int) -> None:
+        self.db.execute(
+            "INSERT INTO fact_forgets(id, user_id, message_id, facts, forgotten_at) "
+            "VALUES ($id, $user, $message, $facts, $now)",
+            {"id": new_id(), "user": user_id, "message": message_id, "facts": facts,
+             "now": now_iso()},
+        )
+
+    def forgets(self, user_id: str, *, limit: int | None = 100) -> list[Forget]:
+        """The user's forget requests that deleted facts, newest first (all: None)."""
+        rows = self.db.execute(
+            "SELECT g.id, g.message_id, m.conversation_id, g.facts, g.forgotten_at "
+            "FROM fact_forgets g LEFT JOIN messages m ON m.id = g.message_id "
+            "WHERE g.user_id = $user ORDER BY g.forgotten_at DESC, g.id"
+            + ("" if limit is None else " LIMIT $limit"),
+            {"user": user_id} | ({} if limit is None else {"limit": limit}),
+        ).fetchall()
+        return [record(Forget, row) for row in rows]
 
     def supersede(self, old_id: str, *, by_id: str, at: str) -> None:
         """Mark `old_id` replaced by `by_id` (same user) from `at`; its vector goes."""

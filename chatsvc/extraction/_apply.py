@@ -100,8 +100,10 @@ def apply(
             if (position := checked.positions.get(index)) is not None:
                 applied.superseded += _supersede(facts, user_id, by_ref[ref].id,
                                                  targets[position], said_at)
-        for ref in checked.forget:
-            applied.forgotten += _forget(facts, user_id, by_ref[ref].id)
+        forgotten = sum(_forget(facts, user_id, by_ref[ref].id) for ref in checked.forget)
+        if forgotten:
+            facts.record_forget(user_id, message_id=checked.forget_asked_in, facts=forgotten)
+        applied.forgotten = forgotten
     return applied
 
 

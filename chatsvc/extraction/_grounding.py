@@ -42,6 +42,7 @@ class Checked:
     positions: dict[int, int] = field(default_factory=dict)
     rejected: Counter = field(default_factory=Counter)
     forget: list[str] = field(default_factory=list)  # refs, when the user asked
+    forget_asked_in: str | None = None  # the id of the (last) user message that asked
 
 
 def check(extraction: Extraction, request: Request, *, ignore_words: frozenset[str]) -> Checked:
@@ -60,8 +61,9 @@ def check(extraction: Extraction, request: Request, *, ignore_words: frozenset[s
                          for quote in proposed.evidence)
         checked.positions[index] = len(checked.facts)
         checked.facts.append(Grounded(proposed.category, proposed.fact, evidence))
-    if extraction.forget and _user_asked_to_forget(request):
-        checked.forget = extraction.forget
+    asked = _forget_request(request) if extraction.forget else None
+    if asked is not None:
+        checked.forget, checked.forget_asked_in = extraction.forget, asked
     return checked
 
 
@@ -77,6 +79,8 @@ def _evidence(request: Request, label: str, quote: str) -> Evidence:
                     message.created_at)
 
 
-def _user_asked_to_forget(request: Request) -> bool:
-    return any(message.role == "user" and _FORGET.search(request.shown.get(f"m{n}", ""))
-               for n, message in enumerate(request.messages, 1))
+def _forget_request(request: Request) -> str | None:
+    """The id of the batch's last user message that asks to forget, if any."""
+    asking = [message.id for n, message in enumerate(request.messages, 1)
+              if message.role == "user" and _FORGET.search(request.shown.get(f"m{n}", ""))]
+    return asking[-1] if asking else None

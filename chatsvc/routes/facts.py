@@ -14,7 +14,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from chatsvc._threads import in_thread
-from chatsvc.facts import FactService, evidence_json
+from chatsvc.facts import FactService, evidence_json, forget_json
 from chatsvc.routes import _validate as check
 from store import FactStore
 from store.facts import Evidence, Fact
@@ -94,6 +94,16 @@ async def search_facts(
     ]}
 
 
+@get("/forgotten", summary="What was forgotten at the user's request")
+async def list_forgotten(
+    request: Request, fact_service: NamedDependency[FactService],
+    limit: FromQuery[int] = 50,
+) -> dict:
+    forgets = await in_thread(fact_service.store.forgets, request.user.id,
+                              limit=check.bounded("limit", limit, 1, LIST_MAX))
+    return {"forgotten": [forget_json(f) for f in forgets]}
+
+
 @get("/{fact_id:str}", summary="One fact")
 async def get_fact(
     request: Request, fact_service: NamedDependency[FactService], fact_id: FromPath[str]
@@ -125,6 +135,7 @@ async def delete_fact(
 
 router = Router(
     path="/api/facts",
-    route_handlers=[list_facts, create_fact, search_facts, get_fact, update_fact, delete_fact],
+    route_handlers=[list_facts, create_fact, search_facts, list_forgotten, get_fact, update_fact,
+                    delete_fact],
     tags=["facts"],
 )

@@ -62,3 +62,18 @@ def test_another_users_conversation_id_forgets_nothing(stores, users):
     assert stores.facts.forget_conversation(bob.id, conversation) == []
     assert stores.facts.get(alice.id, fact.id)
     assert len(stores.facts.evidence(alice.id, [fact.id])[fact.id]) == 1
+
+
+def test_a_forget_keeps_its_count_and_time_after_the_asking_message_is_gone(stores, users):
+    user, other = users.add("alice")[0], users.add("bob")[0]
+    conversation = _seed.conversation(stores.db, user.id)
+    asking = _seed.message(stores.db, user.id, conversation, "Forget where I live")
+    stores.facts.record_forget(user.id, message_id=asking, facts=2)
+    stores.facts.record_forget(user.id, message_id=None, facts=1)
+    [newest, first] = stores.facts.forgets(user.id)
+    assert (first.message_id, first.conversation_id, first.facts) == (asking, conversation, 2)
+    assert newest.facts == 1 and stores.facts.forgets(user.id, limit=1) == [newest]
+    assert stores.facts.forgets(other.id) == []
+    stores.chats.delete(user.id, conversation)
+    assert [(f.message_id, f.facts) for f in stores.facts.forgets(user.id)] == [
+        (None, 1), (None, 2)]

@@ -7,6 +7,7 @@ import { $, badge, debounce, h, plural, say, timeEl } from './dom.js';
 const CATEGORIES = ['core', 'technical', 'project', 'transient'];
 const LIST_LIMIT = 200;
 const SEARCH_LIMIT = 20;
+const FORGOTTEN_LIMIT = 20;
 
 let inflight = null; // AbortController of the running search or list request
 
@@ -110,7 +111,9 @@ async function list(signal) {
   say($('fact-status'), 'Loading…');
   try {
     const category = $('fact-category').value;
-    const { facts, total } = await api.get('/api/facts', { category, limit: LIST_LIMIT }, signal);
+    const [{ facts, total }, { forgotten }] = await Promise.all([
+      api.get('/api/facts', { category, limit: LIST_LIMIT }, signal),
+      api.get('/api/facts/forgotten', { limit: FORGOTTEN_LIMIT }, signal)]);
     $('fact-total').textContent = facts.length < total
       ? `showing ${facts.length} of ${total}` : plural(total, 'fact');
     say($('fact-status'), facts.length ? '' : 'No facts yet: they are extracted from your chats.');
@@ -118,7 +121,8 @@ async function list(signal) {
       .filter(([, items]) => items.length);
     $('fact-results').replaceChildren(...groups.map(([name, items]) => h('section', { class: 'fact-group' },
       h('h3', {}, badge(name), ` ${items.length}`),
-      h('ul', { class: 'plain-list cards' }, items.map(factItem)))));
+      h('ul', { class: 'plain-list cards' }, items.map(factItem)))),
+    ...(forgotten.length ? [forgottenSection(forgotten)] : []));
   } catch (error) {
     if (error.name === 'AbortError') return;
     say($('fact-status'), api.describe(error), 'error');
@@ -137,10 +141,25 @@ function factItem(fact) {
 
 /** One quote the fact rests on: the user's words, when, and a link to the message. */
 function quoteItem(evidence) {
-  const open = () => document.dispatchEvent(new CustomEvent('open-conversation', {
-    detail: { conversationId: evidence.conversation_id, messageId: evidence.message_id },
-  }));
   return h('li', { class: 'fact-quote' },
     h('q', {}, evidence.quote), ' ', h('span', { class: 'muted' }, timeEl(evidence.said_at)), ' ',
-    h('button', { type: 'button', class: 'link', onclick: open }, 'open conversation'));
+    openButton(evidence.conversation_id, evidence.message_id, 'open conversation'));
+}
+
+/** Facts deleted because the user asked: how many, when, and the message that asked
+ * (what they were is not kept; the asking message holds the user's own words). */
+function forgottenSection(forgotten) {
+  return h('section', { class: 'fact-group fact-forgotten' },
+    h('h3', {}, 'Forgotten at your request'),
+    h('ul', { class: 'plain-list cards' }, forgotten.map((forget) => h('li', { class: 'fact' },
+      `${plural(forget.facts, 'fact')} forgotten `, timeEl(forget.forgotten_at), ' ',
+      forget.message_id ? openButton(forget.conversation_id, forget.message_id, 'open what you asked')
+        : h('span', { class: 'muted' }, '(that conversation is deleted)')))));
+}
+
+function openButton(conversationId, messageId, label) {
+  const open = () => document.dispatchEvent(new CustomEvent('open-conversation', {
+    detail: { conversationId, messageId },
+  }));
+  return h('button', { type: 'button', class: 'link', onclick: open }, label);
 }

@@ -136,3 +136,20 @@ def test_extract_now_turns_a_chat_into_facts_with_their_extraction_time(page, li
     fact.get_by_role("button", name="open conversation").click()
     expect(page.get_by_role("tab", name="Chat")).to_have_attribute("aria-selected", "true")
     expect(page.locator(".msg-found")).to_contain_text("I use Go at work.")
+
+    # Asked to forget it, the fact goes, and the tab says so and links the asking message.
+    upstream.script(Reply(chunks=["Done, forgotten."]))
+    page.get_by_label("Message", exact=True).fill("Please forget that I use Go.")
+    page.get_by_label("Message", exact=True).press("Enter")
+    expect(page.locator(".msg-assistant .content").last).to_have_text("Done, forgotten.")
+    upstream.script(Reply(chunks=[json.dumps({"new_facts": [], "referenced": [],
+                                              "superseded": [], "forget": ["f1"]})]))
+    page.get_by_role("tab", name="Facts").click()
+    page.get_by_role("button", name="Extract facts now").click()
+    expect(page.locator("#fact-status")).to_have_text(
+        "Extraction: 0 new, 0 referenced, 0 superseded · 1 forgotten")
+    expect(page.locator(".fact-group:not(.fact-forgotten)")).to_have_count(0)
+    forgotten = page.locator(".fact-forgotten li")
+    expect(forgotten).to_contain_text("1 fact forgotten")
+    forgotten.get_by_role("button", name="open what you asked").click()
+    expect(page.locator(".msg-found")).to_contain_text("Please forget that I use Go.")

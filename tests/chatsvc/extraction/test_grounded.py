@@ -116,6 +116,26 @@ def test_forget_is_honoured_only_when_the_user_asked(llm_services, upstream, ali
     assert _facts(s, user.id) == []
 
 
+def test_the_user_sees_what_was_forgotten_and_which_message_asked(
+        llm_services, upstream, alice, bob):
+    s, (user, headers) = llm_services, alice
+    s.stores.facts.create(user.id, category="core", fact="Lives in Lyon")
+    conversation, [asking] = _chat(s, user.id, ("user", "Forget that I live in Lyon."))
+    upstream.script(answer(forget=["f1"]))
+    assert _run(s, user.id).forgotten == 1
+    with TestClient(create_app(services=s)) as client:
+        [forget] = client.get("/api/facts/forgotten", headers=headers).json()["forgotten"]
+        assert (forget["facts"], forget["message_id"], forget["conversation_id"]) == (
+            1, asking, conversation)
+        assert "Lyon" not in str(forget)  # the asking message holds the words, not this
+        assert client.get("/api/export", headers=headers).json()["forgotten"] == [forget]
+        assert client.get("/api/facts/forgotten", headers=bob[1]).json() == {"forgotten": []}
+        assert client.get("/api/facts/forgotten?limit=0", headers=headers).status_code == 400
+        client.delete(f"/api/conversations/{conversation}", headers=headers)
+        [kept] = client.get("/api/facts/forgotten", headers=headers).json()["forgotten"]
+        assert (kept["facts"], kept["message_id"], kept["conversation_id"]) == (1, None, None)
+
+
 def test_a_repeated_fact_becomes_a_mention_with_its_new_quote(llm_services, upstream, alice):
     s, user = llm_services, alice[0]
     _, [first] = _chat(s, user.id, ("user", "I keep bees in my garden."))
