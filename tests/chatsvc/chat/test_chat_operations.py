@@ -168,6 +168,10 @@ def test_bad_edits_and_branch_choices_change_nothing(client, alice, bob, upstrea
     assert len(upstream.requests) == 2
 
 
+def _sheet(client, headers) -> list[str]:
+    return [f["id"] for f in client.get("/api/fact-sheet", headers=headers).json()["facts"]]
+
+
 def _found(client, headers, query: str) -> set[str]:
     """The caller's messages a keyword search finds (a match, then its neighbours)."""
     response = client.get("/api/conversations/search", headers=headers,
@@ -195,6 +199,8 @@ def test_an_abandoned_branch_leaves_recall_extraction_and_the_facts_it_alone_gro
     both = grounded("Lives in Lyon and paddles", first, kayak)
     index_now()
     assert _found(client, headers, "Sputnik kayak") == {"My kayak is called Sputnik", "Nice"}
+    assert client.post("/api/fact-sheet/generate", headers=headers).status_code == 201
+    assert only_kayak in _sheet(client, headers)
     edit = {"message": "I have a canoe", "parent_id": answer["id"],
             "conversation_id": conversation_id}
     assert read_events(client, headers, edit)[-1][0] == "done"
@@ -207,7 +213,7 @@ def test_an_abandoned_branch_leaves_recall_extraction_and_the_facts_it_alone_gro
     index_now()
     assert _found(client, headers, "Sputnik kayak") == set()
     assert _found(client, headers, "canoe") == {"I have a canoe", "Ok"}
-    assert only_kayak not in {f["id"] for f in kept}
+    assert _sheet(client, headers) == [both]  # the sheet was made again without it
 
 
 def test_rename_and_archive(client, alice, bob, upstream):
