@@ -121,6 +121,10 @@ def test_an_edit_branches_from_its_parent_and_the_old_branch_can_be_shown_again(
     assert _contents(body) == ["Q1", "A1", "Q2 edited", "A2 edited"]
     assert body["messages"][2]["sibling_ids"] == [q2["id"], body["messages"][2]["id"]]
     assert body["messages"][2]["parent_id"] == a1["id"]
+    exported = client.get("/api/export", headers=headers).json()["conversations"][0]
+    assert [m["content"] for m in exported["messages"]] == _contents(body)
+    assert [(m["content"], m["parent_id"]) for m in exported["off_branch"]] == [
+        ("Q2", a1["id"]), ("A2", q2["id"])]
 
     shown = client.put(f"/api/conversations/{conversation_id}/branch", headers=headers,
                        json={"message_id": q2["id"]})
