@@ -49,22 +49,31 @@ def _json(value: object) -> str:
 def _conversations(stores: Stores, user_id: str) -> Iterable[dict]:
     for conversation_id in stores.accounts.conversation_ids(user_id):
         try:  # one deleted meanwhile is simply not exported
-            conversation = stores.chats.get(user_id, conversation_id)
+            view = stores.chats.branch_view(user_id, conversation_id)
             messages = stores.chats.messages(user_id, conversation_id)
         except NotFound:
             continue
-        # The import route's shape (plus status and times): an answer that failed before
-        # any text has nothing to re-import, so it is left out.
+        conversation, shown = view.conversation, {m.id for m in view.messages}
+        ratings = stores.chats.feedback(user_id, [m.id for m in messages])
+        # The import route's shape (plus status, times, parents and feedback): the visible
+        # branch in `messages`, the other branches' messages in `off_branch`. An answer
+        # that failed before any text has nothing to re-import, so it is left out.
         yield {"id": conversation.id, "title": conversation.title,
-               "project_id": conversation.project_id,
+               "project_id": conversation.project_id, "archived": conversation.archived,
                "created_at": conversation.created_at, "updated_at": conversation.updated_at,
-               "messages": [_message(m) for m in messages if m.content]}
+               "messages": [_message(m, ratings) for m in view.messages if m.content],
+               "off_branch": [_message(m, ratings) for m in messages
+                              if m.content and m.id not in shown]}
 
 
-def _message(message) -> dict:
+def _message(message, ratings: dict) -> dict:
     named = {"name": message.name} if message.name else {}
+    rated = ratings.get(message.id)
+    feedback = {"feedback": {"rating": rated.rating, "comment": rated.comment,
+                             "updated_at": rated.updated_at}} if rated else {}
     return {"id": message.id, "role": message.role, "content": message.content, **named,
-            "status": message.status, "created_at": message.created_at}
+            "status": message.status, "parent_id": message.parent_id,
+            "created_at": message.created_at, **feedback}
 
 
 def _facts(stores: Stores, user_id: str) -> Iterable[dict]:

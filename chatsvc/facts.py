@@ -9,6 +9,8 @@ HTTP layer answers 503 with the reason.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from chatsvc._errors import EmbeddingError
 from chatsvc._threads import in_thread
@@ -18,6 +20,8 @@ from store.contract import EmbedJob
 from store.facts import Evidence, Fact, FactHit, Forget, check_fields, content_hash
 
 log = logging.getLogger("chatsvc.facts")
+
+T = TypeVar("T")
 
 
 def evidence_json(evidence: Evidence) -> dict:
@@ -44,6 +48,20 @@ def delete_with_facts(chats: ChatStore, facts: FactStore, user_id: str,
         log.info("conversation %s deleted with %d facts resting on it", conversation_id,
                  len(forgotten))
     return forgotten
+
+
+def branched(chats: ChatStore, facts: FactStore, user_id: str, conversation_id: str,
+             change: Callable[[], T]) -> tuple[T, list[str]]:
+    """`change()`, which changes the conversation's visible branch (store.branches), and
+    in the same transaction the deletion of the facts whose every quote is now off it;
+    (what `change` returned, the ids of those facts)."""
+    with chats.db.transaction():
+        result = change()
+        forgotten = facts.forget_abandoned(user_id, conversation_id)
+    if forgotten:
+        log.info("%d facts of conversation %s rested only on an abandoned branch",
+                 len(forgotten), conversation_id)
+    return result, forgotten
 
 
 class FactService:

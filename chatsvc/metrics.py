@@ -70,6 +70,10 @@ FACTS_REJECTED = Counter(
     "quote_not_found, unsupported, not_a_statement)",
     ["reason"],
 )
+FEEDBACK = Counter(
+    "chatsvc_feedback", "Feedback given on answers (PUT /api/messages/{id}/feedback), by rating",
+    ["rating"],
+)
 ACTIVE_STREAMS = Gauge(
     "chatsvc_active_streams", "Upstream answers being relayed right now",
     multiprocess_mode="livesum",
@@ -108,6 +112,10 @@ def count_tokens(model: str, usage) -> None:
         TOKENS.labels(model, "cached").inc(usage.cached_tokens)
         if prompt:
             CACHE_HIT_RATIO.labels(model).observe(usage.cached_tokens / prompt)
+
+
+def feedback(rating: str) -> None:
+    FEEDBACK.labels(rating).inc()
 
 
 def fallback(cause: str) -> None:

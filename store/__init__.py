@@ -18,7 +18,8 @@ from store._errors import (
     VectorUnavailable,
 )
 from store.accounts import Accounts
-from store.chats import AssistantReply, ChatMessage, Chats, Conversation, ModelUsage, TurnLease
+from store.chat_usage import ModelUsage
+from store.chats import AssistantReply, ChatMessage, Chats, Conversation, TurnLease
 from store.contract import (
     AccountStore,
     ChatStore,

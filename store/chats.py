@@ -25,8 +25,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from store._errors import NotFound, StoreError, TurnInProgress
+from store.branches import Branching
+from store.chat_usage import Usage
 from store.clock import iso, new_id, now_iso, utc_now
 from store.contract import Database
+from store.feedback import Rating
 from store.sql import record
 
 TITLE_CHARS = 80
@@ -55,6 +58,8 @@ class Conversation:
     snapshot: str | None
     created_at: str
     updated_at: str
+    chosen_id: str | None = None  # the visible branch runs through it (store.branches)
+    archived: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,7 @@ class ChatMessage:
     reply_to: str | None = None  # an answer's question
     # An answer that used tools: the messages after the question as sent upstream.
     tool_exchange: list[dict] | None = None
+    parent_id: str | None = None  # the message it follows (None: a first message)
 
 
 @dataclass(frozen=True)
@@ -94,44 +100,19 @@ class AssistantReply:
     tool_exchange: list[dict] | None = None
 
 
-@dataclass
-class ModelUsage:
-    """Token totals of one model's answers (see `Chats.usage`)."""
-
-    model: str | None  # None: answers stored before the model was recorded with them
-    turns: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0  # as the upstream reported them
-    # Prompt tokens of the answers whose upstream reported cached tokens (the cached
-    # share's denominator: a turn that did not say is not a miss).
-    reported_prompt_tokens: int = 0
-    estimated_turns: int = 0  # counted by chatsvc: the upstream reported no usage
-
-    def add(self, usage: dict, cached: int | None) -> None:
-        prompt = usage.get("prompt_tokens") or 0
-        self.turns += 1
-        self.prompt_tokens += prompt
-        self.completion_tokens += usage.get("completion_tokens") or 0
-        self.estimated_turns += bool(usage.get("estimated"))
-        if cached is not None:
-            self.cached_tokens += cached
-            self.reported_prompt_tokens += prompt
-
-
 def title_for(message: str) -> str:
     line = " ".join(message.split())
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
 
 
 def _conversation(row) -> Conversation:
-    return record(Conversation, row)
+    return record(Conversation, row, archived=bool(row["archived"]))
 
 def _message(row) -> ChatMessage:
     return record(ChatMessage, row, usage=json.loads(row["usage"]) if row["usage"] else None,
                   tool_exchange=json.loads(row["tool_exchange"]) if row["tool_exchange"] else None)
 
-class Chats:
+class Chats(Branching, Rating, Usage):
     def __init__(self, db: Database) -> None:
         self.db = db
 
@@ -144,17 +125,32 @@ class Chats:
             raise NotFound(f"no conversation {conversation_id}")
         return _conversation(row)
 
-    def list(self, user_id: str, *, limit: int = 100, offset: int = 0) -> list[Conversation]:
+    def list(self, user_id: str, *, limit: int = 100, offset: int = 0,
+             archived: bool = False) -> list[Conversation]:
+        """The user's conversations that are (`archived`) or are not archived."""
         rows = self.db.execute(
-            "SELECT * FROM conversations WHERE user_id = $user "
+            "SELECT * FROM conversations WHERE user_id = $user AND archived = $archived "
             "ORDER BY updated_at DESC, id LIMIT $limit OFFSET $offset",
-            {"user": user_id, "limit": limit, "offset": offset},
+            {"user": user_id, "limit": limit, "offset": offset, "archived": int(archived)},
         ).fetchall()
         return [_conversation(row) for row in rows]
 
-    def count(self, user_id: str) -> int:
+    def count(self, user_id: str, *, archived: bool = False) -> int:
         return self.db.scalar(
-            "SELECT count(*) FROM conversations WHERE user_id = $user", {"user": user_id})
+            "SELECT count(*) FROM conversations WHERE user_id = $user AND archived = $archived",
+            {"user": user_id, "archived": int(archived)})
+
+    def change(self, user_id: str, conversation_id: str, *, title: str | None = None,
+               archived: bool | None = None) -> Conversation:
+        """Rename or (un)archive; what is None stays. NotFound for another user's."""
+        with self.db.transaction():
+            self.get(user_id, conversation_id)
+            self.db.execute(
+                "UPDATE conversations SET title = coalesce($title, title), "
+                "archived = coalesce($archived, archived) WHERE id = $id AND user_id = $user",
+                {"title": title, "archived": None if archived is None else int(archived),
+                 "id": conversation_id, "user": user_id})
+            return self.get(user_id, conversation_id)
 
     def recent(
         self, user_id: str, *, before: Conversation | None = None, limit: int
@@ -193,23 +189,21 @@ class Chats:
         self, user_id: str, content: str, *, conversation_id: str | None = None,
         project_id: str | None = None, name: str | None = None,
         hold_seconds: float = TURN_HOLD_SECONDS, lease: TurnLease | None = None,
-        reply_id: str | None = None,
+        reply_id: str | None = None, edit: bool = False, parent_id: str | None = None,
     ) -> tuple[Conversation, ChatMessage]:
         """Store the user's message (creating the conversation when none is given) and
         claim the conversation for this turn, for `hold_seconds` at most (a lease's
         length, renewed, with `lease`); TurnInProgress while another holds it.
+        The message follows the visible branch's last one, or with `edit` the answer
+        `parent_id` (None: none), starting a branch there (store.branches).
         `reply_id`: the answer's empty `pending` row too, in the same transaction. One
         commit, not two: on SQLite every other connection that sees a commit drops its
         page cache and memory map, and a second commit landing while the turn searches
         cost its first read ~3 ms (docs/chat.md, Benchmark)."""
-        moment = utc_now()
-        held = min(hold_seconds, lease.seconds) if lease else hold_seconds
-        now, until = iso(moment), iso(moment + timedelta(seconds=held))
         message_id = new_id()
-        claim = {"turn": message_id, "until": until, "now": now, "user": user_id,
-                 "owner": lease.owner if lease else None,
-                 "deadline": iso(moment + timedelta(seconds=hold_seconds))}
+        claim = self._claim_terms(user_id, message_id, hold_seconds=hold_seconds, lease=lease)
         with self.db.transaction():
+            parent = None
             if conversation_id is None:
                 conversation_id = new_id()
                 self.db.execute(
@@ -220,26 +214,48 @@ class Chats:
                      "project": project_id},
                 )
             else:
+                if edit:
+                    self.edit_parent(user_id, conversation_id, parent_id)
                 self._claim(conversation_id, claim)
                 # The previous turn's events (store.turn_events): a conversation keeps one.
                 self.db.execute("DELETE FROM turn_events WHERE conversation_id = $id",
                                 {"id": conversation_id})
+                parent = parent_id if edit else self.tip(conversation_id)
             self.db.execute(
                 "INSERT INTO messages(id, conversation_id, user_id, role, name, content, "
-                "status, created_at) VALUES ($id, $conversation, $user, 'user', $name, "
-                "$content, 'complete', $now)",
+                "status, parent_id, created_at) VALUES ($id, $conversation, $user, 'user', "
+                "$name, $content, 'complete', $parent, $now)",
                 {"id": message_id, "conversation": conversation_id, "user": user_id,
-                 "name": name, "content": content, "now": now},
+                 "name": name, "content": content, "parent": parent, "now": claim["now"]},
             )
             if reply_id is not None:
-                self.db.execute(
-                    "INSERT INTO messages(id, conversation_id, user_id, role, content, status, "
-                    "reply_to, created_at) VALUES ($id, $conversation, $user, 'assistant', '', "
-                    "'pending', $question, $now)",
-                    {"id": reply_id, "conversation": conversation_id, "user": user_id,
-                     "question": message_id, "now": now_iso()},  # after the question's
-                )
+                self._store_pending(user_id, conversation_id, message_id, reply_id)
+            if edit:
+                self.db.execute("UPDATE conversations SET chosen_id = $message WHERE id = $id",
+                                {"message": message_id, "id": conversation_id})
+                self.rebranch(conversation_id)
         return self.get(user_id, conversation_id), self._get_message(message_id)
+
+    @staticmethod
+    def _claim_terms(user_id: str, turn_id: str, *, hold_seconds: float,
+                     lease: TurnLease | None) -> dict:
+        """The values a claim of turn `turn_id` writes (`now` among them)."""
+        moment = utc_now()
+        held = min(hold_seconds, lease.seconds) if lease else hold_seconds
+        return {"turn": turn_id, "until": iso(moment + timedelta(seconds=held)),
+                "now": iso(moment), "user": user_id, "owner": lease.owner if lease else None,
+                "deadline": iso(moment + timedelta(seconds=hold_seconds))}
+
+    def _store_pending(self, user_id: str, conversation_id: str, question_id: str,
+                       reply_id: str) -> None:
+        """The empty `pending` answer to `question_id`, written before it streams."""
+        self.db.execute(
+            "INSERT INTO messages(id, conversation_id, user_id, role, content, status, "
+            "reply_to, parent_id, created_at) VALUES ($id, $conversation, $user, "
+            "'assistant', '', 'pending', $question, $question, $now)",
+            {"id": reply_id, "conversation": conversation_id, "user": user_id,
+             "question": question_id, "now": now_iso()},  # after the question's
+        )
 
     def _claim(self, conversation_id: str, claim: dict) -> None:
         # One statement checks and takes the claim: SQLite serialises writers, and
@@ -279,13 +295,18 @@ class Chats:
 
     def end_turn(self, user_id: str, conversation_id: str, turn_id: str) -> None:
         """Free the conversation from a turn that ends without an answer to store, and
-        drop the empty `pending` answer `start_turn` stored for it, if any."""
+        drop the empty `pending` answer `start_turn` stored for it, if any (a dropped
+        regenerated answer gives the branch back to the one it would have replaced)."""
+        params = {"id": conversation_id, "user": user_id, "turn": turn_id}
+        pending = ("SELECT id FROM messages WHERE reply_to = $turn AND conversation_id = $id "
+                   "AND user_id = $user AND role = 'assistant' AND status = 'pending'")
         with self.db.transaction():
-            self.db.execute(
-                "DELETE FROM messages WHERE reply_to = $turn AND conversation_id = $id "
-                "AND user_id = $user AND role = 'assistant' AND status = 'pending'",
-                {"id": conversation_id, "user": user_id, "turn": turn_id},
-            )
+            moved = self.db.execute(
+                f"UPDATE conversations SET chosen_id = $turn WHERE id = $id AND user_id = "
+                f"$user AND chosen_id IN ({pending})", params).rowcount
+            self.db.execute(f"DELETE FROM messages WHERE id IN ({pending})", params)
+            if moved:
+                self.rebranch(conversation_id)
             self._release(user_id, conversation_id, turn_id)
 
     def finish_turn(self, user_id: str, conversation_id: str, reply: AssistantReply) -> None:
@@ -346,23 +367,6 @@ class Chats:
             )
         if deleted.rowcount == 0:
             raise NotFound(f"no conversation {conversation_id}")
-
-    def usage(self, user_id: str, start: str, end: str) -> list[ModelUsage]:
-        """Token totals by model of the user's answers stored in [start, end) (ISO times),
-        most prompt tokens first. Read through the user's conversations (indexed)."""
-        rows = self.db.execute(
-            "SELECT m.usage, m.cached_tokens FROM conversations c JOIN messages m "
-            "ON m.conversation_id = c.id WHERE c.user_id = $user AND m.user_id = $user "
-            "AND m.role = 'assistant' AND m.usage IS NOT NULL "
-            "AND m.created_at >= $start AND m.created_at < $end",
-            {"user": user_id, "start": start, "end": end},
-        ).fetchall()
-        totals: dict[str | None, ModelUsage] = {}
-        for row in rows:
-            usage = json.loads(row["usage"])
-            model = usage.get("model")
-            totals.setdefault(model, ModelUsage(model)).add(usage, row["cached_tokens"])
-        return sorted(totals.values(), key=lambda u: (-u.prompt_tokens, u.model or ""))
 
     def _touch(self, user_id: str, conversation_id: str, now: str) -> None:
         self.db.execute(

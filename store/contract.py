@@ -17,11 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from store._chat_contract import ChatBranchStore
 from store._vector_state import EmbedJob, VectorState, VectorStatus  # noqa: F401 (public here)
 from store._work_contract import ExtractionQueueStore, JobStore  # noqa: F401 (public here)
 
 if TYPE_CHECKING:
-    from store.chats import AssistantReply, ChatMessage, Conversation, ModelUsage, TurnLease
+    from store.chat_usage import ModelUsage
+    from store.chats import AssistantReply, ChatMessage, Conversation, TurnLease
     from store.fact_sheets import FactSheet, SheetInputs
     from store.facts import Evidence, Fact, FactHit
     from store.hybrid import Ranking
@@ -158,13 +160,16 @@ class AccountStore(Protocol):
 
 
 @runtime_checkable
-class ChatStore(Protocol):
+class ChatStore(ChatBranchStore, Protocol):
     def get(self, user_id: str, conversation_id: str) -> Conversation: ...
 
-    def list(self, user_id: str, *, limit: int = 100, offset: int = 0
-             ) -> list[Conversation]: ...
+    def list(self, user_id: str, *, limit: int = 100, offset: int = 0,
+             archived: bool = False) -> list[Conversation]: ...
 
-    def count(self, user_id: str) -> int: ...
+    def count(self, user_id: str, *, archived: bool = False) -> int: ...
+
+    def change(self, user_id: str, conversation_id: str, *, title: str | None = None,
+               archived: bool | None = None) -> Conversation: ...
 
     def recent(self, user_id: str, *, before: Conversation | None = None, limit: int
                ) -> list[Conversation]: ...
@@ -176,7 +181,8 @@ class ChatStore(Protocol):
     def start_turn(self, user_id: str, content: str, *, conversation_id: str | None = None,
                    project_id: str | None = None, name: str | None = None,
                    hold_seconds: float = ..., lease: TurnLease | None = None,
-                   reply_id: str | None = None) -> tuple[Conversation, ChatMessage]: ...
+                   reply_id: str | None = None, edit: bool = False,
+                   parent_id: str | None = None) -> tuple[Conversation, ChatMessage]: ...
 
     def renew_turns(self, owner: str, *, lease_seconds: float) -> int: ...
 
@@ -240,6 +246,8 @@ class FactStore(Reindexable, Protocol):
     def evidence(self, user_id: str, fact_ids: Sequence[str]) -> dict[str, list[Evidence]]: ...
 
     def forget_conversation(self, user_id: str, conversation_id: str) -> list[str]: ...
+
+    def forget_abandoned(self, user_id: str, conversation_id: str) -> list[str]: ...
 
     def search_by_vector(self, user_id: str, vector: Sequence[float], *, limit: int = 10,
                          max_distance: float = 1.0) -> list[FactHit]: ...

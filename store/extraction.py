@@ -35,17 +35,18 @@ class ExtractionQueue:
     def users_with_pending(self) -> list[str]:
         rows = self.db.execute(
             "SELECT DISTINCT user_id FROM messages WHERE extracted_at IS NULL "
-            "AND status != 'pending' ORDER BY user_id"
+            "AND status != 'pending' AND off_branch = 0 ORDER BY user_id"
         ).fetchall()
         return [row["user_id"] for row in rows]
 
     def pending(self, user_id: str, *, limit: int) -> list[PendingMessage]:
         """The user's oldest unprocessed messages, in order. Answers still being
-        streamed (status 'pending') wait for the next run."""
+        streamed (status 'pending') wait for the next run; messages off their
+        conversation's visible branch are not read (store.branches)."""
         return self.db.fetch(
             "SELECT id, conversation_id, role, content, created_at FROM messages "
             "WHERE user_id = $user AND extracted_at IS NULL AND status != 'pending' "
-            "ORDER BY seq LIMIT $limit",
+            "AND off_branch = 0 ORDER BY seq LIMIT $limit",
             {"user": user_id, "limit": limit}, PendingMessage,
         )
 
@@ -64,6 +65,7 @@ class ExtractionQueue:
 
     def unprocessed_count(self, user_id: str) -> int:
         return self.db.scalar(
-            "SELECT count(*) FROM messages WHERE user_id = $user AND extracted_at IS NULL",
+            "SELECT count(*) FROM messages WHERE user_id = $user AND extracted_at IS NULL "
+            "AND off_branch = 0",
             {"user": user_id},
         )

@@ -276,13 +276,26 @@ class Facts(OwnVectors):
         """Before a conversation is deleted: delete the facts whose every quote was in
         it (their vectors too), and its quotes of facts that rest on others as well.
         Facts without evidence (saved by hand) stay. Returns the deleted facts' ids."""
-        params = {"user": user_id, "conversation": conversation_id}
+        return self._forget(user_id, "{e}.conversation_id = $conversation",
+                            {"conversation": conversation_id})
+
+    def forget_abandoned(self, user_id: str, conversation_id: str) -> list[str]:
+        """After the conversation's visible branch changed (store.branches): the same
+        for the quotes of its messages now off that branch."""
+        return self._forget(user_id, (
+            "{e}.message_id IN (SELECT id FROM messages WHERE conversation_id = $conversation "
+            "AND user_id = $user AND off_branch = 1)"), {"conversation": conversation_id})
+
+    def _forget(self, user_id: str, gone: str, params: dict) -> list[str]:
+        """Delete the quotes matching `gone` (SQL over the quote alias `{e}`) and the facts
+        left without any; the ids of those facts."""
+        params = {**params, "user": user_id}
         with self.db.transaction():
             doomed = [row["fact_id"] for row in self.db.execute(
                 "SELECT DISTINCT e.fact_id FROM fact_evidence e WHERE e.user_id = $user "
-                "AND e.conversation_id = $conversation AND NOT EXISTS (SELECT 1 FROM "
-                "fact_evidence o WHERE o.fact_id = e.fact_id "
-                "AND o.conversation_id != $conversation) ORDER BY e.fact_id", params,
+                f"AND {gone.format(e='e')} AND NOT EXISTS (SELECT 1 FROM fact_evidence o "
+                f"WHERE o.fact_id = e.fact_id AND NOT ({gone.format(e='o')})) "
+                "ORDER BY e.fact_id", params,
             ).fetchall()]
             for fact_id in doomed:
                 self.db.execute("DELETE FROM facts WHERE id = $id AND user_id = $user",
@@ -290,7 +303,7 @@ class Facts(OwnVectors):
             if doomed:
                 self._vectors.drop(doomed, user_id=user_id)
             self.db.execute("DELETE FROM fact_evidence WHERE user_id = $user "
-                            "AND conversation_id = $conversation", params)
+                            f"AND {gone.format(e='fact_evidence')}", params)
         return doomed
 
     def record_forget(self, user_id: str, *, message_id: str | None, facts: int) -> None:

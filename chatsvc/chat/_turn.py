@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from functools import partial
 
 import anyio
 
@@ -31,12 +32,12 @@ from chatsvc.chat._prepare import HeadStart, Prepared, prepare
 from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
 from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
+from chatsvc.facts import branched
 from chatsvc.llm import LLM
 from context import Message
 from store import (
     AssistantReply,
     ChatMessage,
-    ChatStore,
     Conversation,
     DatabaseBusy,
     NotFound,
@@ -46,6 +47,9 @@ from store import (
 from store.clock import new_id
 
 log = logging.getLogger("chatsvc.chat")
+
+Begin = Callable[[], tuple[Conversation, ChatMessage]]
+Started = tuple[Conversation, ChatMessage, list[ChatMessage] | None, list[str]]
 
 # The answer exists only in memory once streamed: outwait another writer's lock
 # this long (retrying every SAVE_RETRY_SECONDS) rather than lose it.
@@ -82,18 +86,26 @@ def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
     return history
 
 
-def _start(chats: ChatStore, clock: Stopwatch, user_id: str, message: str, **options
-           ) -> tuple[Conversation, ChatMessage, list[ChatMessage] | None]:
-    """Store the question and read the conversation's messages in one worker-thread
-    hop (under load each hop waits for a core, there and back). Messages None: the
-    read failed, and `Turn.prepare` reads again, where a turn's failures are handled
-    (the route reports them and frees the conversation the question claimed)."""
-    conversation, question = chats.start_turn(user_id, message, **options)
+def _start(sources: Sources, clock: Stopwatch, user_id: str, begin: Begin,
+           branching: str | None) -> Started:
+    """Store the question (`begin()`) and read the conversation's visible branch in one
+    worker-thread hop (under load each hop waits for a core, there and back). A turn
+    that changes the branch of conversation `branching` forgets, in the same
+    transaction, the facts left resting only on abandoned messages (chatsvc.facts).
+    Messages None: the read failed, and `Turn.prepare` reads again, where a turn's
+    failures are handled (the route reports them and frees the conversation the
+    question claimed)."""
+    chats, forgotten = sources.chats, []
+    if branching is None:
+        conversation, question = begin()
+    else:
+        (conversation, question), forgotten = branched(chats, sources.facts, user_id,
+                                                       branching, begin)
     try:
         with clock("history"):
-            return conversation, question, chats.messages(user_id, conversation.id)
+            return conversation, question, chats.branch(user_id, conversation.id), forgotten
     except Exception:
-        return conversation, question, None
+        return conversation, question, None, forgotten
 
 
 def _from_wire(entry: dict) -> Message:
@@ -109,7 +121,7 @@ class Turn:
     conversation: Conversation
     question: ChatMessage
     reply_id: str
-    stored: list[ChatMessage] | None  # the conversation's messages, the question included
+    stored: list[ChatMessage] | None  # the visible branch, the question included
     prepared: Prepared | None = None
     relay: Relay | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -119,6 +131,7 @@ class Turn:
     stopping: tuple[str, str] | None = None  # why it was stopped early (Relay.stop)
     saved: bool = False  # the answer is stored (which freed the conversation)
     head_start: HeadStart | None = None  # the query's embedding, under way since the start
+    forgotten: list[str] = field(default_factory=list)  # facts gone with an abandoned branch
 
     def to_upstream(self) -> float | None:
         """Seconds from taking the request to starting the upstream call."""
@@ -129,35 +142,56 @@ class Turn:
     async def start(
         cls, sources: Sources, llm: LLM, user: User, message: str, *,
         conversation_id: str | None, project_id: str | None, name: str | None = None,
-        tools: ToolRunner | None = None,
+        tools: ToolRunner | None = None, edit: bool = False, parent_id: str | None = None,
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost.
         `save_question` times the whole hop, which reads the history (`history`) too.
-        An embedding service starts on the query meanwhile (`HeadStart`)."""
+        An embedding service starts on the query meanwhile (`HeadStart`). `edit`: the
+        message follows `parent_id` (store.chats.Chats.start_turn), a new branch."""
+        reply_id = new_id()
+        begin = partial(
+            sources.chats.start_turn, user.id, message, conversation_id=conversation_id,
+            project_id=project_id, name=name, hold_seconds=hold_seconds(sources.settings),
+            lease=sources.turn_lease, reply_id=reply_id, edit=edit, parent_id=parent_id)
+        return await cls._begin(sources, llm, user, reply_id, begin,
+                                branching=conversation_id if edit else None, tools=tools,
+                                head_start=HeadStart.when_remote(sources, message))
+
+    @classmethod
+    async def regenerate(cls, sources: Sources, llm: LLM, user: User, conversation_id: str, *,
+                         tools: ToolRunner | None = None) -> Turn:
+        """A new answer to the question of the visible branch's last answer, which stays
+        as its sibling (store.branches). NotFound, TurnInProgress, NothingToRegenerate."""
+        reply_id = new_id()
+        begin = partial(sources.chats.start_regenerate, user.id, conversation_id,
+                        reply_id=reply_id, hold_seconds=hold_seconds(sources.settings),
+                        lease=sources.turn_lease)
+        return await cls._begin(sources, llm, user, reply_id, begin, branching=conversation_id,
+                                tools=tools)
+
+    @classmethod
+    async def _begin(cls, sources: Sources, llm: LLM, user: User, reply_id: str, begin: Begin,
+                     *, branching: str | None, tools: ToolRunner | None,
+                     head_start: HeadStart | None = None) -> Turn:
         received = time.perf_counter()
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
-        reply_id = new_id()
-        head_start = HeadStart.when_remote(sources, message)
         try:
             with clock("save_question"):
-                conversation, question, stored = await in_thread_shielded(
-                    _start, sources.chats, clock, user.id, message,
-                    conversation_id=conversation_id, project_id=project_id, name=name,
-                    hold_seconds=hold_seconds(sources.settings), lease=sources.turn_lease,
-                    reply_id=reply_id,
-                )
+                conversation, question, stored, forgotten = await in_thread_shielded(
+                    _start, sources, clock, user.id, begin, branching)
         except BaseException:
             if head_start is not None:
                 head_start.drop()
             raise
         return cls(sources, llm, user, conversation, question, reply_id, stored,
-                   timings=timings, received_at=received, tools=tools, head_start=head_start)
+                   timings=timings, received_at=received, tools=tools, head_start=head_start,
+                   forgotten=forgotten)
 
     async def prepare(self, *, streaming: bool = True) -> Prepared:
         """The prompt, and the relay of its answer (which streams or not: Limits)."""
         if self.stored is None:
-            self.stored = await in_thread(self.sources.chats.messages, self.user.id,
+            self.stored = await in_thread(self.sources.chats.branch, self.user.id,
                                           self.conversation.id)
         self.prepared = await prepare(
             self.sources, self.user, conversation=self.conversation,

@@ -12,9 +12,11 @@ from chatsvc.routes import (
     chat,
     chat_stream,
     console,
+    conversations,
     extraction,
     fact_sheet,
     facts,
+    feedback,
     health,
     knowledge,
     mcp,
@@ -29,7 +31,8 @@ from chatsvc.routes._provide import DEPENDENCIES
 
 ROUTERS = [
     health.router, fact_sheet.router, extraction.router, facts.router, memory.router,
-    knowledge.router, posts.router, recall.router, chat.router, chat_stream.router,
+    knowledge.router, posts.router, recall.router, chat.router, conversations.router,
+    chat_stream.router, feedback.router,
     openai_api.router, console.router, account.router, mcp.router, usage.router,
     metrics.router,
 ]

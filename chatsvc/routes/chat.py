@@ -1,4 +1,4 @@
-"""POST /api/chat (SSE or JSON) and the conversation routes.
+"""POST /api/chat (SSE or JSON) and POST /api/conversations/{id}/regenerate.
 
 Every event of a streamed turn carries an SSE id (from 1 within the turn) and is
 recorded (chatsvc.chat.Journal), so a client re-attaches on any worker or replica
@@ -17,16 +17,15 @@ from contextlib import aclosing, suppress
 from dataclasses import dataclass
 
 import anyio
-from litestar import Request, Response, Router, delete, get, post
+from litestar import Request, Response, Router, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, JSONBody
 from litestar.types import ASGIApp
 from sse_starlette import ServerSentEvent
 
-from chatsvc._admission import StreamSlots
+from chatsvc._admission import Slot, StreamSlots
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
-from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.chat import (
     DELETED,
     Detached,
@@ -38,7 +37,6 @@ from chatsvc.chat import (
     Turn,
 )
 from chatsvc.extraction import FactExtractor
-from chatsvc.facts import delete_with_facts
 from chatsvc.llm import LLM
 from chatsvc.routes import _validate as check
 from chatsvc.routes._idle_ping import IdlePingResponse
@@ -46,13 +44,14 @@ from chatsvc.routes._openapi import StreamingOperation
 from context import message_limit
 from context.budget import tokens
 from context.tokens import get_tokenizer
-from store import ChatStore, NotFound, TurnEventStore, User
+from store import NotFound, TurnEventStore, User
+from store.branches import NotAnAnswer, NothingToRegenerate
 
 log = logging.getLogger("chatsvc.chat")
 
 MAX_PROJECT_ID = 200
-MAX_LIST = 200
 MAX_NAME = 100
+ROOT = "root"  # parent_id of an edited first message
 
 # How long a stream may take, once the server shuts down, to send its `error` event
 # and save the partial answer before it is cut (the upstream closes within 1 s).
@@ -67,6 +66,8 @@ class ChatRequest:
     project_id: str | None = None
     name: str | None = None  # who speaks (OpenAI's field), kept with the message
     resumable: bool | None = None  # None: CHATSVC_RESUMABLE
+    # Edit: the answer the message follows, a new branch from it ("root": none).
+    parent_id: str | None = None
 
 
 def check_message(text: str, settings: Settings, field: str = "message") -> str:
@@ -217,6 +218,25 @@ async def _end(journal: Journal, turn: Turn) -> None:
     await turn.close()
 
 
+@dataclass
+class Answering:
+    """What a turn's answer is sent with, whichever route started the turn."""
+
+    settings: Settings
+    turn_events: TurnEventStore
+    detached: Detached
+    extractor: FactExtractor
+
+
+def check_parent(parent_id: str | None, conversation_id: str | None) -> str | None:
+    """The edit's parent (None: a new first message); only within a conversation."""
+    if conversation_id is None:
+        raise check.bad("parent_id", "needs the conversation_id of the message it follows")
+    if not parent_id:
+        raise check.bad("parent_id", f"must be a message id or {ROOT!r}")
+    return None if parent_id == ROOT else parent_id
+
+
 @post("/chat", summary="Chat (SSE stream or JSON)", status_code=200,
       operation_class=StreamingOperation)
 async def chat(
@@ -224,12 +244,11 @@ async def chat(
     llm: NamedDependency[LLM], slots: NamedDependency[StreamSlots], data: JSONBody[ChatRequest],
     tools_for: NamedDependency[Callable[[User], ToolRunner | None]],
     turn_events: NamedDependency[TurnEventStore], detached: NamedDependency[Detached],
+    extractor: NamedDependency[FactExtractor],
 ) -> ASGIApp:
     await check.strict_scalars(request, ChatRequest)
     message = check_message(data.message, settings)
-    resumable = settings.resumable if data.resumable is None else data.resumable
-    if data.resumable and not data.stream:
-        raise check.bad("resumable", "applies to streamed answers only (stream: true)")
+    resumable = check_resumable(data.resumable, data.stream, settings)
     if data.project_id is not None and not 0 < len(data.project_id.strip()) <= MAX_PROJECT_ID:
         raise check.bad("project_id", f"must be 1-{MAX_PROJECT_ID} characters")
     if data.project_id is not None:
@@ -237,27 +256,51 @@ async def chat(
     name = data.name
     if name is not None:
         name = check.text("name", name, max_chars=MAX_NAME).strip()
+    edit = data.parent_id is not None
+    parent_id = check_parent(data.parent_id, data.conversation_id) if edit else None
+    answering = Answering(settings, turn_events, detached, extractor)
     with slots.take(request.user.id) as slot:
-        turn = await Turn.start(sources, llm, request.user, message, name=name,
-                                conversation_id=data.conversation_id, project_id=data.project_id,
-                                tools=tools_for(request.user))
-        if data.stream and resumable:
-            return _detached(settings, detached, turn, Journal(turn_events, turn),
-                             slot.hand_over())
-        if data.stream:
-            journal = Journal(turn_events, turn)
-            return slot.keep_for(_attached(settings, turn, journal), lambda: _end(journal, turn))
         try:
-            texts, tools = [], []
-            async with Journal(turn_events, turn, record=False).watching():
-                await turn.prepare(streaming=False)
-                async for pieces in turn.deltas():
-                    if isinstance(pieces, ToolEvent):
-                        tools.append(pieces.as_json())
-                    else:
-                        texts.extend(pieces)
-        finally:
-            await turn.close()
+            turn = await Turn.start(sources, llm, request.user, message, name=name,
+                                    conversation_id=data.conversation_id,
+                                    project_id=data.project_id, tools=tools_for(request.user),
+                                    edit=edit, parent_id=parent_id)
+        except NotAnAnswer:
+            raise check.bad("parent_id", "must be an answer (an assistant message) of the "
+                                         "conversation: the edited message follows it") from None
+        return await answer(request, answering, turn, slot, stream=data.stream,
+                            resumable=resumable)
+
+
+def check_resumable(asked: bool | None, stream: bool, settings: Settings) -> bool:
+    if asked and not stream:
+        raise check.bad("resumable", "applies to streamed answers only (stream: true)")
+    return settings.resumable if asked is None else asked
+
+
+async def answer(request: Request, answering: Answering, turn: Turn, slot: Slot, *,
+                 stream: bool, resumable: bool) -> ASGIApp:
+    """The started `turn`'s answer: streamed (SSE), or one JSON object once it is whole."""
+    settings, turn_events = answering.settings, answering.turn_events
+    if turn.forgotten:  # facts gone with an abandoned branch: a sheet without them
+        await _sheet_without(answering.extractor, turn)
+    if stream and resumable:
+        return _detached(settings, answering.detached, turn, Journal(turn_events, turn),
+                         slot.hand_over())
+    if stream:
+        journal = Journal(turn_events, turn)
+        return slot.keep_for(_attached(settings, turn, journal), lambda: _end(journal, turn))
+    try:
+        texts, tools = [], []
+        async with Journal(turn_events, turn, record=False).watching():
+            await turn.prepare(streaming=False)
+            async for pieces in turn.deltas():
+                if isinstance(pieces, ToolEvent):
+                    tools.append(pieces.as_json())
+                else:
+                    texts.extend(pieces)
+    finally:
+        await turn.close()
     outcome = turn.outcome
     if not outcome.answered:
         status = 404 if outcome is DELETED else 502
@@ -272,51 +315,44 @@ async def chat(
                     headers=server_timing(turn))
 
 
-@get("/conversations", summary="The caller's conversations")
-async def list_conversations(
-    request: Request, chats: NamedDependency[ChatStore],
-    limit: FromQuery[int] = 100, offset: FromQuery[int] = 0,
-) -> dict:
-    found = await in_thread(chats.list, request.user.id,
-                            limit=check.bounded("limit", limit, 1, MAX_LIST),
-                            offset=check.bounded("offset", offset, 0, check.MAX_OFFSET))
-    total = await in_thread(chats.count, request.user.id)
-    return {"conversations": [
-        {"id": c.id, "title": c.title, "created_at": c.created_at, "updated_at": c.updated_at}
-        for c in found
-    ], "total": total}
+async def _sheet_without(extractor: FactExtractor, turn: Turn) -> None:
+    try:
+        await extractor.regenerate_sheet(turn.user.id)
+    except Exception:  # the next extraction makes it again; the turn goes on
+        log.exception("the fact sheet could not be made again after a change of branch")
 
 
-@get("/conversations/{conversation_id:str}", summary="One conversation")
-async def get_conversation(
-    request: Request, chats: NamedDependency[ChatStore], conversation_id: FromPath[str]
-) -> dict:
-    conversation = await in_thread(chats.get, request.user.id, conversation_id)
-    messages = await in_thread(chats.messages, request.user.id, conversation_id)
-    return {"id": conversation.id, "title": conversation.title, "messages": [
-        {"id": m.id, "role": m.role, "name": m.name, "content": m.content,
-         "created_at": m.created_at, "status": m.status, "reply_to": m.reply_to}
-        for m in messages
-    ]}
+@dataclass
+class RegenerateRequest:
+    stream: bool = True
+    resumable: bool | None = None  # None: CHATSVC_RESUMABLE
 
 
-@delete("/conversations/{conversation_id:str}", summary="Delete a conversation",
-        status_code=204)
-async def delete_conversation(
-    request: Request, chats: NamedDependency[ChatStore],
-    extractor: NamedDependency[FactExtractor], conversation_id: FromPath[str],
-) -> None:
-    """The facts whose every quote was in it go with it, and the fact sheet is made
-    again without them."""
-    user_id = request.user.id
-    forgotten = await in_thread_shielded(delete_with_facts, chats, extractor.facts, user_id,
-                                         conversation_id)
-    if forgotten:
-        await extractor.regenerate_sheet(user_id)
+@post("/conversations/{conversation_id:str}/regenerate", summary="A new answer to the last "
+      "question", status_code=200, operation_class=StreamingOperation)
+async def regenerate(
+    request: Request, settings: NamedDependency[Settings], sources: NamedDependency[Sources],
+    llm: NamedDependency[LLM], slots: NamedDependency[StreamSlots],
+    data: JSONBody[RegenerateRequest], conversation_id: FromPath[str],
+    tools_for: NamedDependency[Callable[[User], ToolRunner | None]],
+    turn_events: NamedDependency[TurnEventStore], detached: NamedDependency[Detached],
+    extractor: NamedDependency[FactExtractor],
+) -> ASGIApp:
+    """Answered like POST /chat; the old answer stays as the new one's sibling."""
+    await check.strict_scalars(request, RegenerateRequest)
+    resumable = check_resumable(data.resumable, data.stream, settings)
+    answering = Answering(settings, turn_events, detached, extractor)
+    with slots.take(request.user.id) as slot:
+        try:
+            turn = await Turn.regenerate(sources, llm, request.user, conversation_id,
+                                         tools=tools_for(request.user))
+        except NothingToRegenerate as exc:
+            return error_response(request, 409, f"nothing to regenerate: {exc}; send a "
+                                  "message with POST /api/chat instead",
+                                  extra={"code": "nothing_to_regenerate",
+                                         "conversation_id": conversation_id})
+        return await answer(request, answering, turn, slot, stream=data.stream,
+                            resumable=resumable)
 
 
-router = Router(
-    path="/api",
-    route_handlers=[chat, list_conversations, get_conversation, delete_conversation],
-    tags=["chat"],
-)
+router = Router(path="/api", route_handlers=[chat, regenerate], tags=["chat"])

@@ -100,7 +100,8 @@ async def stop_turn(
                             status_code=202)
         await anyio.sleep(POLL_SECONDS)
     messages = await in_thread(chats.messages, user_id, conversation_id)
-    answer = next((m for m in messages if m.reply_to == turn_id), None)
+    # The newest answer to the turn's question: a regenerated one has older siblings.
+    answer = next((m for m in reversed(messages) if m.reply_to == turn_id), None)
     return Response({"conversation_id": conversation_id,
                      "message_id": answer.id if answer else None,
                      "status": answer.status if answer else None})

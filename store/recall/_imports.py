@@ -60,20 +60,21 @@ class ConversationImports:
         now = now_iso()
         times = [m.created_at or now for m in messages]
         conversation_id = new_id()
+        ids = [new_id() for _ in messages]
         self.db.execute(
             "INSERT INTO conversations(id, user_id, title, content_hash, created_at, updated_at) "
             "VALUES ($id, $user, $title, $hash, $first, $last)",
             {"id": conversation_id, "user": user_id, "hash": digest,
              "title": title_for(title or _first_user_text(messages)),
              "first": min(times, default=now), "last": max(times, default=now)})
-        ids = [new_id() for _ in messages]
         self.db.executemany(
             "INSERT INTO messages(id, conversation_id, user_id, role, name, content, status, "
-            "created_at) VALUES ($id, $conversation, $user, $role, $name, $content, 'complete', "
-            "$at)",
+            "parent_id, created_at) VALUES ($id, $conversation, $user, $role, $name, $content, "
+            "'complete', $parent, $at)",
             [{"id": message_id, "conversation": conversation_id, "user": user_id,
-              "role": m.role, "name": m.name, "content": m.content, "at": at}
-             for message_id, m, at in zip(ids, messages, times, strict=True)])
+              "role": m.role, "name": m.name, "content": m.content, "parent": parent, "at": at}
+             for message_id, parent, m, at
+             in zip(ids, [None, *ids][:len(ids)], messages, times, strict=True)])
         return Imported(conversation_id, ids, created=True)
 
 

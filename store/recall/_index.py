@@ -23,13 +23,12 @@ VECTORS = VectorSpec(
     table="message_vec", id_column="message_id", source="message_index k", alias="k",
     text="k.key", owner="k.user_id", order="seq", quantised=True,
 )
-# Messages with text but no key of variant $keys, each with the one before it.
+# Messages with text but no key of variant $keys, each with the one it follows.
 _UNKEYED_SQL = (
     "SELECT m.seq, m.id, m.user_id, m.role, m.name, m.content, m.created_at, "
     "p.role AS previous_role, p.name AS previous_name, p.content AS previous_content "
     "FROM messages m LEFT JOIN message_index k ON k.seq = m.seq "
-    "LEFT JOIN messages p ON p.seq = (SELECT max(q.seq) FROM messages q "
-    "WHERE q.conversation_id = m.conversation_id AND q.seq < m.seq) "
+    "LEFT JOIN messages p ON p.id = m.parent_id "
     "WHERE m.seq > $since AND (k.seq IS NULL OR k.keys <> $keys) AND m.content <> '' "
     "ORDER BY m.seq LIMIT $limit"
 )

@@ -161,7 +161,8 @@ class Searching:
         return {row["id"] for row in rows if row["visible"]}
 
     def _rows(self, message_ids: list[str], bounds: Bounds) -> dict:
-        """message id -> row, for those that exist and lie within `bounds`."""
+        """message id -> row, for those that exist, lie within `bounds` and are on their
+        conversation's visible branch (store.branches: an abandoned branch is not recalled)."""
         if not message_ids:
             return {}
         ids, params = in_list("id", message_ids)
@@ -170,7 +171,8 @@ class Searching:
         rows = self.db.execute(
             "SELECT m.id AS message_id, m.conversation_id, m.role, m.name, m.content, "
             f"m.created_at, {visible(_IN_RANGE)} FROM message_index k "
-            f"JOIN messages m ON m.seq = k.seq WHERE k.id IN {ids}", {**params, **bounds.params})
+            f"JOIN messages m ON m.seq = k.seq WHERE k.id IN {ids} AND m.off_branch = 0",
+            {**params, **bounds.params})
         return {row["message_id"]: row for row in rows if row["visible"]}
 
     def _hits(self, ranking: Ranking, bounds: Bounds) -> list[MessageHit]:

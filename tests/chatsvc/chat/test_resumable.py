@@ -193,3 +193,22 @@ def test_stop_ends_an_answer_asked_without_streaming(live, alice, upstream, serv
     asking.join(10)
     assert stopped.status_code == 200 and stopped.json()["status"] == "interrupted"
     assert answers[0].status_code == 502 and answers[0].json()["extra"]["code"] == "stopped"
+
+
+def test_stop_names_the_regenerated_answer_not_its_older_sibling(live, alice, upstream,
+                                                                 services):
+    upstream.script(Reply(chunks=["first"]), Reply(chunks=WORDS, chunk_delay=0.05))
+    conversation = httpx.post(f"{live}/api/chat", headers=alice[1], timeout=10, json={
+        "message": "a story", "stream": False}).json()["conversation_id"]
+    answers = []
+    asking = threading.Thread(target=lambda: answers.append(httpx.post(
+        f"{live}/api/conversations/{conversation}/regenerate", headers=alice[1], timeout=30,
+        json={"stream": False})))
+    asking.start()
+    wait_for(lambda: len(services.stores.chats.messages(alice[0].id, conversation)) == 3, 10)
+    stopped = httpx.post(f"{live}/api/conversations/{conversation}/stop", headers=alice[1])
+    asking.join(10)
+    assert answers[0].status_code == 502 and answers[0].json()["extra"]["code"] == "stopped"
+    assert stopped.status_code == 200
+    assert stopped.json() == {"conversation_id": conversation, "status": "interrupted",
+                              "message_id": answers[0].json()["extra"]["message_id"]}

@@ -108,3 +108,18 @@ def test_the_schema_documents_the_prometheus_text_format(client, admin):
     served = client.get("/metrics", headers=admin[1]).headers["content-type"]
     assert list(documented["responses"]["200"]["content"]) == ["text/plain; version=0.0.4"]
     assert served.startswith("text/plain; version=0.0.4")
+
+
+def test_feedback_is_counted_by_rating(client, alice, upstream, scraper):
+    upstream.script(Reply(chunks=["An answer"]))
+    conversation_id = chat(client, alice[1], "A question")[0][1]["conversation_id"]
+    answer = client.get(f"/api/conversations/{conversation_id}",
+                        headers=alice[1]).json()["messages"][1]["id"]
+    scraper.moved()
+    url = f"/api/messages/{answer}/feedback"
+    for rating in ("up", "down", "down"):
+        assert client.put(url, headers=alice[1], json={"rating": rating}).status_code == 200
+    assert client.put(url, headers=alice[1], json={"rating": "meh"}).status_code == 400
+    moved = scraper.moved()
+    assert moved[("chatsvc_feedback_total", labels(rating="up"))] == 1
+    assert moved[("chatsvc_feedback_total", labels(rating="down"))] == 2
