@@ -89,12 +89,34 @@ sys.exit(u.find_spec("llama_cpp") is None)' 2>/dev/null; then
 # browser here). nginx: tests/test_deploy_nginx.py runs docs/deploy.md's configuration.
 # Without recommends, Debian 12's chromium pulls ~25 libraries and upgrades no installed
 # package (with them: ~130, among them perl and systemd upgrades); nginx adds
-# nginx-common. The tests start their own nginx on a loopback port.
+# nginx-common. The tests start their own nginx on a loopback port. node + npm: the
+# JavaScript clients the /v1 tests drive (openai for Node, the Vercel AI SDK).
 ensure_test_packages() {
     local missing=()
     [ -x /usr/bin/chromium ] || missing+=(chromium)
     [ -x /usr/sbin/nginx ] || missing+=(nginx)
-    [ ${#missing[@]} -eq 0 ] && return 0
+    command -v npm >/dev/null || missing+=(nodejs npm)
+    [ ${#missing[@]} -eq 0 ] || _apt_install "${missing[@]}"
+    _npm_ci tests/chatsvc/chat/js
+}
+
+# The locked JavaScript packages of one folder, installed again only when its
+# package-lock.json changed (a stamp holds the lock file's hash).
+_npm_ci() {
+    local want
+    want=$(sha256sum "$1/package-lock.json" | cut -d' ' -f1)
+    [ "$(cat "$1/node_modules/.chatsvc-installed" 2>/dev/null)" = "$want" ] && return 0
+    if ! command -v npm >/dev/null; then
+        echo "warning: npm missing: the JavaScript client tests will fail" >&2
+        return 0
+    fi
+    echo "installing the JavaScript test clients ($1, npm ci)" >&2
+    (cd "$1" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    echo "$want" >"$1/node_modules/.chatsvc-installed"
+}
+
+_apt_install() {
+    local missing=("$@")
     local sudo=""
     [ "$(id -u)" = 0 ] || sudo="sudo -n"
     if command -v apt-get >/dev/null && $sudo true 2>/dev/null; then
