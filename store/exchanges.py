@@ -12,7 +12,8 @@ Where a request belongs (`record_question`):
 * unnamed: the conversation whose latest message ends the longest stored prefix
   (its stored messages are a prefix of the request's), else a new one. A request that
   forks a stored conversation (a prefix that ends before its latest message: the client
-  regenerated or edited) starts a new conversation with all of its messages.
+  regenerated or edited) starts a new conversation with all of its messages, and the
+  forked one's stable-prefix snapshot.
 """
 
 from __future__ import annotations
@@ -89,11 +90,12 @@ class Exchanges:
             if match and match.index == len(said) - 1:  # a retry
                 return Recorded(self.chats.get(user_id, match.conversation_id),
                                 match.message_id, answer_wanted=match.latest)
+            forked = None
             if key is None and match and not match.latest:
-                match = None  # a fork: a conversation of its own
+                forked, match = match.conversation_id, None  # a conversation of its own
             conversation_id = scope or (match.conversation_id if match else None)
             if conversation_id is None:
-                conversation_id = self._create(user_id, said, key)
+                conversation_id = self._create(user_id, said, key, forked)
             first = match.index + 1 if match else 0
             ids = self._append(user_id, conversation_id, said[first:], chains[first:])
             return Recorded(self.chats.get(user_id, conversation_id), ids[-1],
@@ -145,14 +147,20 @@ class Exchanges:
                  for r in rows]
         return max(found, key=lambda m: (m.index, m.latest), default=None)
 
-    def _create(self, user_id: str, said: list[Said], key: str | None) -> str:
+    def _create(self, user_id: str, said: list[Said], key: str | None,
+                forked: str | None) -> str:
+        """A new conversation; one `forked` from another keeps its stable-prefix snapshot,
+        so the client's chat, regenerated or edited, keeps its cached prefix."""
         conversation_id, now = new_id(), now_iso()
         first_user = next(m.content for m in said if m.role == "user")
+        snapshot = self.chats.get(user_id, forked).snapshot if forked else None
         self.db.execute(
-            "INSERT INTO conversations(id, user_id, title, client_key, created_at, updated_at) "
-            "VALUES ($id, $user, $title, $key, $now, $now)",
+            "INSERT INTO conversations(id, user_id, title, client_key, snapshot, snapshot_at, "
+            "created_at, updated_at) VALUES ($id, $user, $title, $key, $snapshot, "
+            "$snapshot_at, $now, $now)",
             {"id": conversation_id, "user": user_id, "title": title_for(first_user),
-             "key": key, "now": now},
+             "key": key, "snapshot": snapshot, "snapshot_at": now if snapshot else None,
+             "now": now},
         )
         return conversation_id
 

@@ -61,9 +61,11 @@ def test_a_question_stored_without_its_answer_gets_it_on_the_retry(stores, alice
 
 def test_an_unnamed_fork_starts_a_conversation_of_its_own(stores, alice):
     first = _turn(stores, alice, [U1], "Nice.")
+    stores.chats.set_snapshot(alice, first.conversation.id, '{"pinned": 1}')
     _turn(stores, alice, [U1, A1, U2], "Three.")
     fork = _turn(stores, alice, [U1, A1, Said("user", "Which kind?")], "Italian.")
     assert fork.conversation.id != first.conversation.id
+    assert fork.conversation.snapshot == '{"pinned": 1}'  # its cached prefix goes on
     assert _stored(stores, alice, fork.conversation.id)[-2:] == [
         ("user", "Which kind?"), ("assistant", "Italian.")]
 
