@@ -79,10 +79,12 @@ def _usage(usage: Usage) -> dict:
     return {**body, "estimated": True} if usage.estimated else body
 
 
-def _extension(prepared: Prepared) -> dict:
-    """chatsvc's own fields (ignored by OpenAI clients)."""
+def _extension(prepared: Prepared, exchange: Exchange | None) -> dict:
+    """chatsvc's own fields (ignored by OpenAI clients); `conversation_id`: where the
+    exchange is stored (null when it is not)."""
     return {"mode": prepared.mode, "degraded_reason": prepared.degraded_reason,
-            "prefix_hash": prepared.assembly.prefix_hash, "sources": prepared.sources}
+            "prefix_hash": prepared.assembly.prefix_hash, "sources": prepared.sources,
+            "conversation_id": exchange.conversation.id if exchange else None}
 
 
 def _chunk(ident: str, model: str, delta: dict, finish_reason: str | None = None) -> dict:
@@ -180,7 +182,7 @@ async def chat_completions(
         "id": ident, "object": "chat.completion", "created": int(time.time()), "model": model,
         "choices": [{"index": 0, "message": message,
                      "finish_reason": outcome.finish_reason}],
-        "usage": _usage(outcome.usage), "chatsvc": _extension(prepared),
+        "usage": _usage(outcome.usage), "chatsvc": _extension(prepared, exchange),
     })
 
 

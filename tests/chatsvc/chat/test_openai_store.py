@@ -95,6 +95,13 @@ def test_a_named_conversation_is_its_users_only(client, alice, bob, upstream):
     assert response.status_code == 404 and "beehives" not in response.text
 
 
+def test_the_answer_names_the_stored_conversation(client, alice, upstream):
+    upstream.script(Reply(chunks=["Lovely."]), Reply(chunks=["Lovely."]))
+    stored = _complete(client, alice[1], FIRST)["chatsvc"]["conversation_id"]
+    assert stored == _conversations(client, alice[1])[0]["id"]
+    assert _complete(client, alice[1], FIRST, store=False)["chatsvc"]["conversation_id"] is None
+
+
 def test_store_false_stores_nothing(client, alice, upstream):
     upstream.script(Reply(chunks=["Lovely."]), Reply(chunks=["Lovely."]))
     _complete(client, alice[1], FIRST, store=False)
@@ -154,6 +161,14 @@ def test_the_prefix_stays_byte_identical_across_turns_and_forks(client, alice, u
     assert len(_conversations(client, alice[1])) == 2
     prefixes = {json.dumps(r.body["messages"][0]) for r in upstream.requests}
     assert len(prefixes) == 1, prefixes
+
+
+def test_a_stored_turn_sends_the_prompt_an_unstored_one_sends(client, alice, upstream):
+    upstream.script(Reply(chunks=["Lovely."]), Reply(chunks=["Lovely."]))
+    _complete(client, alice[1], FIRST, store=False)
+    _complete(client, alice[1], FIRST)
+    unstored, stored = (r.body["messages"] for r in upstream.requests)
+    assert stored == unstored
 
 
 def test_extraction_stores_a_fact_from_a_v1_turn(client, alice, upstream):
