@@ -137,7 +137,17 @@ def test_an_upstream_failure_keeps_the_question_and_the_retry_answers_it(client,
     assert _only_conversation(client, alice[1]) == STORED[:2]
 
 
-def test_a_turn_with_tools_stores_its_question_and_final_answer(client, alice, upstream):
+def test_a_stream_cut_midway_keeps_the_question_and_not_the_partial_answer(client, alice,
+                                                                          upstream):
+    upstream.script(Reply(chunks=["Lov", "ely", "."], cut_after=1))
+    events = _complete(client, alice[1], FIRST, stream=True)
+    assert any('"error"' in data for data in events)
+    assert _only_conversation(client, alice[1]) == STORED[:1]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_turn_with_tools_stores_its_question_and_final_answer(client, alice, upstream,
+                                                                stream):
     tools = [{"type": "function", "function": {"name": "weather", "parameters": {}}}]
     upstream.script(Reply(chunks=[], tool_calls=[ToolCall("weather", '{"city": "Lyon"}')]))
     called = _complete(client, alice[1], FIRST, tools=tools)["choices"][0]["message"]
@@ -145,9 +155,9 @@ def test_a_turn_with_tools_stores_its_question_and_final_answer(client, alice, u
     results = [*FIRST, called, {"role": "tool", "tool_call_id": called["tool_calls"][0]["id"],
                                 "content": "sunny"}]
     upstream.script(Reply(chunks=["Lovely."]))
-    _complete(client, alice[1], results, tools=tools)
+    _complete(client, alice[1], results, tools=tools, stream=stream)
     upstream.script(Reply(chunks=["Lavender."]))
-    _complete(client, alice[1], [*results, *SECOND[2:]], tools=tools)
+    _complete(client, alice[1], [*results, *SECOND[2:]], tools=tools, stream=stream)
     assert _only_conversation(client, alice[1]) == STORED
 
 
