@@ -191,6 +191,33 @@ def test_extraction_stores_a_fact_from_a_v1_turn(client, alice, upstream):
     assert [f["fact"] for f in facts] == ["Keeps three beehives in Lyon"]
 
 
+def test_three_facts_said_on_v1_reach_a_new_conversations_prompt(client, alice, upstream,
+                                                                index_now):  # noqa: F811
+    said = ["I work as a nurse in Lyon.", "My daughter is called Ines.",
+            "I play the cello on Sundays."]
+    messages = []
+    for text in said:
+        messages.append({"role": "user", "content": text})
+        upstream.script(Reply(chunks=["Noted."]))
+        _complete(client, alice[1], messages)
+        messages.append({"role": "assistant", "content": "Noted."})
+    facts = [("core", "Works as a nurse in Lyon", "m1", said[0].rstrip(".")),
+             ("core", "Has a daughter called Ines", "m3", said[1].rstrip(".")),
+             ("core", "Plays the cello on Sundays", "m5", said[2].rstrip("."))]
+    upstream.script(answer(facts))
+    extracted = client.post("/api/facts/extract", headers=alice[1]).json()
+    assert extracted["new_facts"] == 3 and extracted["fact_sheet_id"]
+    upstream.script(Reply(chunks=["Hello."]))
+    _complete(client, alice[1], [{"role": "user", "content": "Plan my week, please."}])
+    prefix = upstream.requests[-1].body["messages"][0]["content"]
+    assert all(fact in prefix for _, fact, _, _ in facts)
+    index_now()
+    for text in said:
+        hits = client.get("/api/conversations/search", headers=alice[1],
+                          params={"q": text, "mode": "keyword"}).json()["results"]
+        assert text in [hit["content"] for hit in hits[:3]]
+
+
 def test_an_answer_whose_conversation_goes_meanwhile_still_reaches_the_client(
         live_client, alice, upstream):
     upstream.script(Reply(chunks=["Lovely."], first_chunk_delay=1.0))
