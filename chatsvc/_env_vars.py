@@ -65,6 +65,8 @@ ENV_VARS: dict[str, tuple[str, object]] = {
     "sse_send_timeout_seconds": ("CHATSVC_SSE_SEND_TIMEOUT", values.positive_float),
     "max_streams_per_user": ("CHATSVC_MAX_STREAMS_PER_USER", values.positive_int),
     "resumable": ("CHATSVC_RESUMABLE", values.flag),
+    "v1_store": ("CHATSVC_V1_STORE", values.flag),
+    "v1_conversation_header": ("CHATSVC_V1_CONVERSATION_HEADER", values.text),
     "memory_max_chars": ("CHATSVC_MEMORY_MAX_CHARS", values.positive_int),
     "memory_baseline_max_items": ("CHATSVC_MEMORY_BASELINE_MAX_ITEMS", values.positive_int),
     "memory_baseline_max_tokens": ("CHATSVC_MEMORY_BASELINE_MAX_TOKENS", values.positive_int),

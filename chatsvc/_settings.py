@@ -4,6 +4,7 @@ at start-up (a bad value raises `SettingsError` naming the variable and how to f
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -37,6 +38,7 @@ DEFAULT_EMBED_MODEL = {
     "openai": "multilingual-e5-small",
     "local": "multilingual-e5-small",
 }
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
 MOONSHOT_BASE_URL = "https://api.moonshot.ai/v1"
 DEFAULT_LLM_MODEL = "kimi-k2-0905-preview"
 
@@ -127,6 +129,10 @@ class Settings:
     sse_send_timeout_seconds: float = 30.0
     max_streams_per_user: int = 4  # chat turns a user runs at once, per process (else 429)
     resumable: bool = False  # /api/chat's default: answers outlive their client
+    # /v1 exchanges kept as conversation turns (chatsvc.chat._exchange; a request's
+    # `"store": false` opts out), and the request header that names the conversation.
+    v1_store: bool = True
+    v1_conversation_header: str = "X-Chatsvc-Conversation"
 
     # User memory: content limit, baseline (stable prefix) and semantic budgets.
     memory_max_chars: int = 2000
@@ -216,6 +222,10 @@ class Settings:
             )
         _check_choice("CHATSVC_EXTRACT_JSON_MODE", self.extract_json_mode, EXTRACT_JSON_MODES)
         _check_url("OLLAMA_URL", self.ollama_url)
+        if not HEADER_NAME.fullmatch(self.v1_conversation_header):
+            raise SettingsError(
+                f"CHATSVC_V1_CONVERSATION_HEADER={self.v1_conversation_header!r} is not a "
+                "header name: use letters, digits and dashes, e.g. X-OpenWebUI-Chat-Id.")
         _check_url("LLM_BASE_URL", self.llm_base_url)
         if self.embeddings == "openai":
             if not self.embed_url:

@@ -63,8 +63,10 @@ def turns(http: httpx.Client, upstream: ScriptedUpstream, n: int, *, paused: boo
 
 def openai_turns(http: httpx.Client, upstream: ScriptedUpstream, model: str, n: int
                  ) -> list[dict]:
-    """n stateless `/v1/chat/completions` turns: client sent -> upstream received (ms),
-    the query embedding included (the route has no Server-Timing header)."""
+    """n one-question `/v1/chat/completions` turns: client sent -> upstream received (ms),
+    the query embedding included (the route has no Server-Timing header). Each question
+    is stored on first sight; a repeated one is a retry, which stores nothing more
+    (evals/v1_store_bench.py measures what storing costs)."""
     rows = []
     for i in range(n):
         upstream.script(Reply(chunks=["ok"]))
@@ -93,4 +95,30 @@ def searches(http: httpx.Client, n: int) -> list[dict]:
             row[key] = (time.monotonic() - sent) * 1000
             assert response.json()["mode"] == "hybrid", response.text
         rows.append(row)
+    return rows
+
+
+def v1_conversation(http: httpx.Client, upstream: ScriptedUpstream, model: str, n: int, *,
+                    tag: str, store: bool, name: str | None = None) -> list[dict]:
+    """n turns of one growing `/v1/chat/completions` conversation (each request the one
+    before, its answer and a new question; `tag` makes its texts its own), stored or
+    not, named by the conversation header or not: client sent -> upstream received
+    (`to_upstream_ms`, the question's storage in it) and -> answer received
+    (`total_ms`, the answer's storage too), ms. Each turn first waits for the indexer
+    (`settle`, a user's pause), so that no turn competes with embedding the last one's
+    stored messages."""
+    rows, messages = [], []
+    headers = {"X-Chatsvc-Conversation": name} if name else {}
+    for i in range(n):
+        settle(http)
+        messages.append({"role": "user", "content": f"{QUESTIONS[i % len(QUESTIONS)]} ({tag})"})
+        upstream.script(Reply(chunks=[f"Answer {i} ({tag})."]))
+        body = {"model": model, "messages": messages, "store": store}
+        sent = time.monotonic()
+        response = http.post("/v1/chat/completions", json=body, headers=headers)
+        done = time.monotonic()
+        response.raise_for_status()
+        messages.append(response.json()["choices"][0]["message"])
+        rows.append({"to_upstream_ms": (upstream.requests[-1].received_at - sent) * 1000,
+                     "total_ms": (done - sent) * 1000})
     return rows

@@ -15,6 +15,7 @@ from store import contract
 from store.accounts import Accounts
 from store.chats import Chats
 from store.contract import Database
+from store.exchanges import Exchanges
 from store.extraction import ExtractionQueue
 from store.fact_sheets import FactSheets
 from store.facts import Facts
@@ -38,6 +39,7 @@ class Stores:
     knowledge: contract.KnowledgeStore
     posts: contract.PostStore
     chats: contract.ChatStore
+    exchanges: contract.ExchangeStore  # /v1 requests kept as conversation turns
     turn_events: contract.TurnEventStore  # streamed turns' events, for re-attaching
     accounts: contract.AccountStore
     jobs: contract.JobStore
@@ -71,10 +73,12 @@ def stores_for(
     facts, memories = Facts(db), Memories(db)
     knowledge = Knowledge(db, rescore=knowledge_rescore)
     messages = MessageIndex(db, keys=recall_keys, rescore=knowledge_rescore)
+    chats = Chats(db)
     return Stores(
         db=db, users=Users(db), facts=facts, fact_sheets=FactSheets(db),
         extraction=ExtractionQueue(db), memories=memories, knowledge=knowledge,
-        posts=Posts(db), chats=Chats(db), turn_events=TurnEvents(db), messages=messages,
+        posts=Posts(db), chats=chats, exchanges=Exchanges(db, chats),
+        turn_events=TurnEvents(db), messages=messages,
         imports=ConversationImports(db),
         # Every store holding user data no foreign key reaches (vectors, full text).
         accounts=Accounts(db, parts=[facts, memories, knowledge, messages]),

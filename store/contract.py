@@ -24,6 +24,7 @@ from store._work_contract import ExtractionQueueStore, JobStore  # noqa: F401 (p
 if TYPE_CHECKING:
     from store.chat_usage import ModelUsage
     from store.chats import AssistantReply, ChatMessage, Conversation, TurnLease
+    from store.exchanges import Answer, Recorded, Said
     from store.fact_sheets import FactSheet, SheetInputs
     from store.facts import Evidence, Fact, FactHit
     from store.hybrid import Ranking
@@ -200,6 +201,15 @@ class ChatStore(ChatBranchStore, Protocol):
     def delete(self, user_id: str, conversation_id: str) -> None: ...
 
     def usage(self, user_id: str, start: str, end: str) -> list[ModelUsage]: ...
+
+
+@runtime_checkable
+class ExchangeStore(Protocol):
+    def record_question(self, user_id: str, said: list[Said], *, key: str | None = None
+                        ) -> Recorded: ...
+
+    def record_answer(self, user_id: str, recorded: Recorded, said: list[Said],
+                      answer: Answer) -> str: ...
 
 
 @runtime_checkable

@@ -4,12 +4,14 @@
 query's embedding started beforehand, by an embedding service), `Relay` streams the
 answer (within `Limits`) and `Turn` ties them to a stored conversation. `Journal`
 numbers and records a streamed turn's events (re-attaching, stop from any process);
+`Exchange` keeps a /v1 request's exchange as a turn of a stored conversation;
 `Detached` runs the resumable turns that outlive their request; `TurnClaims` keeps this
 process's claims on its turns' conversations alive, and frees those of dead processes.
 """
 
 from chatsvc.chat._claims import TurnClaims
 from chatsvc.chat._detached import Detached
+from chatsvc.chat._exchange import Exchange
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._journal import Journal
 from chatsvc.chat._limits import Limits
@@ -19,7 +21,7 @@ from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
 from chatsvc.chat._turn import DELETED, Turn
 
 __all__ = [
-    "DELETED", "Detached", "HeadStart", "Journal", "Limits", "Outcome", "Prepared", "Relay",
-    "Sources", "ToolEvent", "ToolRunner", "Turn", "TurnClaims",
+    "DELETED", "Detached", "Exchange", "HeadStart", "Journal", "Limits", "Outcome", "Prepared",
+    "Relay", "Sources", "ToolEvent", "ToolRunner", "Turn", "TurnClaims",
     "prepare", "stable_snapshot", "user_today",
 ]

@@ -28,6 +28,7 @@ _PIECES = {
     "knowledge_store": "stores.knowledge",
     "users": "stores.users",
     "chats": "stores.chats",
+    "exchanges": "stores.exchanges",
     "turn_events": "stores.turn_events",
     "messages": "stores.messages",
     "imports": "stores.imports",

@@ -1,8 +1,10 @@
 """OpenAI-compatible facade: POST /v1/chat/completions and GET /v1/models.
 
-The client's `messages` are the conversation (nothing is stored); the service
-puts the user's stable prefix in front and splices the per-message context in
-exactly as /api/chat does. Tools are the client's: `tools` and the rest pass
+The client's `messages` are the conversation; the service puts the user's stable
+prefix in front and splices the per-message context in exactly as /api/chat does.
+What is new in them, and the answer, is stored as a turn of one of the user's
+conversations (chatsvc.chat.Exchange), unless the request says `"store": false` or
+CHATSVC_V1_STORE is off. Tools are the client's: `tools` and the rest pass
 through, the model's tool calls come back as OpenAI sends them, and the client
 sends their results in its next request. Errors use OpenAI's shape (see _errors_http).
 """
@@ -13,6 +15,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
+from functools import partial
 
 from litestar import Request, Response, Router, get, post
 from litestar.di import NamedDependency
@@ -24,7 +27,7 @@ from sse_starlette import ServerSentEvent
 from chatsvc._admission import StreamSlots
 from chatsvc._errors_http import error_response
 from chatsvc._settings import Settings
-from chatsvc.chat import HeadStart, Limits, Outcome, Prepared, Relay, Sources, prepare
+from chatsvc.chat import Exchange, HeadStart, Limits, Outcome, Prepared, Relay, Sources, prepare
 from chatsvc.llm import LLM, Piece, ToolCallDelta, ToolCalls, Usage
 from chatsvc.routes import _validate as check
 from chatsvc.routes._openai_messages import parse_messages
@@ -33,6 +36,9 @@ from chatsvc.routes._openai_options import options as passed_through
 from chatsvc.routes._openapi import OpenAIStreamingOperation
 from chatsvc.routes.chat import check_message, event_stream, joined
 from store.clock import new_id
+from store.contract import ExchangeStore
+
+MAX_CONVERSATION_NAME = 200
 
 
 def _include_usage(data: dict) -> bool:
@@ -47,6 +53,23 @@ def _include_usage(data: dict) -> bool:
     return include_usage
 
 
+def _stored(data: dict, settings: Settings) -> bool:
+    """Whether this exchange is kept: OpenAI's `store` field, within CHATSVC_V1_STORE."""
+    store = data.get("store", True)
+    if not isinstance(store, bool):
+        raise check.bad("store", "must be true or false")
+    return store and settings.v1_store
+
+
+def _conversation_name(request: Request, settings: Settings) -> str | None:
+    """The client's name for its conversation (CHATSVC_V1_CONVERSATION_HEADER), if sent."""
+    header = settings.v1_conversation_header
+    value = request.headers.get(header)
+    if value is None:
+        return None
+    return check.text(header, value, max_chars=MAX_CONVERSATION_NAME).strip()
+
+
 def _usage(usage: Usage) -> dict:
     """OpenAI's usage shape; `estimated` (chatsvc's) only when the upstream reported none."""
     body = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
@@ -56,10 +79,12 @@ def _usage(usage: Usage) -> dict:
     return {**body, "estimated": True} if usage.estimated else body
 
 
-def _extension(prepared: Prepared) -> dict:
-    """chatsvc's own fields (ignored by OpenAI clients)."""
+def _extension(prepared: Prepared, exchange: Exchange | None) -> dict:
+    """chatsvc's own fields (ignored by OpenAI clients); `conversation_id`: where the
+    exchange is stored (null when it is not)."""
     return {"mode": prepared.mode, "degraded_reason": prepared.degraded_reason,
-            "prefix_hash": prepared.assembly.prefix_hash, "sources": prepared.sources}
+            "prefix_hash": prepared.assembly.prefix_hash, "sources": prepared.sources,
+            "conversation_id": exchange.conversation.id if exchange else None}
 
 
 def _chunk(ident: str, model: str, delta: dict, finish_reason: str | None = None) -> dict:
@@ -107,7 +132,8 @@ async def _stream(relay: Relay, ident: str, model: str,
       operation_class=OpenAIStreamingOperation)
 async def chat_completions(
     request: Request, settings: NamedDependency[Settings], sources: NamedDependency[Sources],
-    llm: NamedDependency[LLM], slots: NamedDependency[StreamSlots], data: JSONBody[dict],
+    llm: NamedDependency[LLM], slots: NamedDependency[StreamSlots],
+    exchanges: NamedDependency[ExchangeStore], data: JSONBody[dict],
 ) -> ASGIApp:
     received = time.perf_counter()
     model = data.get("model")
@@ -122,18 +148,24 @@ async def chat_completions(
         raise check.bad("stream", "must be true or false")
     include_usage = _include_usage(data)
     options = passed_through(data)
+    stored, name = _stored(data, settings), _conversation_name(request, settings)
     if settings.llm_is_bundled:
         options = for_bundled_model(options, model)
     with slots.take(request.user.id) as slot:
         head_start = HeadStart.when_remote(sources, current)  # beside the stable layers
         try:
-            prepared = await prepare(sources, request.user, conversation=None, history=history,
-                                     current=current, after=after, head_start=head_start)
+            exchange = await Exchange.record(sources, exchanges, request.user.id, history,
+                                             current, name) if stored else None
+            prepared = await prepare(sources, request.user, history=history, current=current,
+                                     conversation=exchange.conversation if exchange else None,
+                                     after=after, head_start=head_start)
         finally:
             if head_start is not None:
                 head_start.drop()
         relay = Relay(llm, prepared.assembly.messages,
                       limits=Limits.of(settings, streaming=stream),
+                      on_finish=partial(exchange.answered, prepared=prepared, model=llm.model)
+                      if exchange else None,
                       options=options, mode=prepared.mode, received_at=received)
         ident = f"chatcmpl-{new_id()}"
         if stream:
@@ -150,7 +182,7 @@ async def chat_completions(
         "id": ident, "object": "chat.completion", "created": int(time.time()), "model": model,
         "choices": [{"index": 0, "message": message,
                      "finish_reason": outcome.finish_reason}],
-        "usage": _usage(outcome.usage), "chatsvc": _extension(prepared),
+        "usage": _usage(outcome.usage), "chatsvc": _extension(prepared, exchange),
     })
 
 

@@ -58,6 +58,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tool-turns", action="store_true",
                         help="scripted upstream: every second turn first calls the "
                              "search_knowledge tool (conversations with tool turns)")
+    parser.add_argument("--via", choices=("api", "v1"), default="api",
+                        help="turns on /api/chat (default) or /v1/chat/completions, the "
+                             "client sending the whole conversation")
     parser.add_argument("--no-stability", action="store_true",
                         help="skip the stable-prefix stability check")
     parser.add_argument("--service-url", help="replay through a running service instead")
@@ -68,6 +71,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.service_url and not args.token:
         parser.error("--service-url needs --token")
+    if args.via == "v1" and args.tool_turns:
+        parser.error("--tool-turns runs server-side tools, which /v1 leaves to its client")
     args.kind = args.upstream if args.upstream in ("scripted", "llama") else "provider"
     if args.kind == "llama":
         args.limit = args.limit or 2
@@ -134,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             env.setdefault("LLM_TIMEOUT", "900")
             env.setdefault("LLM_FIRST_TOKEN_TIMEOUT", "900")
         replay = runner.Replay(chosen, layouts, providers, upstream, work, args.max_turns,
-                               env=env, tool_turns=args.tool_turns,
+                               env=env, tool_turns=args.tool_turns, via=args.via,
                                after_layout=ttft.ColdProbe(upstream.base_url,
                                                            fold=upstream.fold_system)
                                if args.kind == "llama" else None)

@@ -70,6 +70,9 @@ class Replay:
     # Scripted upstream: every second turn first calls search_knowledge (server-side
     # tools), so the report measures conversations with tool turns.
     tool_turns: bool = False
+    # "api": turns on /api/chat (the server keeps the history); "v1": on
+    # /v1/chat/completions, the client sending the whole conversation each time.
+    via: str = "api"
 
 
 class MemoEmbedder:
@@ -192,10 +195,13 @@ class Session:
             if self.replay.upstream.scripted is not None:
                 _script(self.replay.upstream.scripted, turn, index, self.replay.tool_turns)
             mark = len(self.proxy.exchanges)
-            body = {"message": turn.user, "stream": False}
-            if conversation:
-                body["conversation_id"] = conversation
-            answer = _ok(self.client.post("/api/chat", json=body, headers=headers), "chat")
+            if self.replay.via == "v1":
+                answer = self._ask_v1(headers, turn.user)
+            else:
+                body = {"message": turn.user, "stream": False}
+                if conversation:
+                    body["conversation_id"] = conversation
+                answer = _ok(self.client.post("/api/chat", json=body, headers=headers), "chat")
         exchanges = _exchanges_for(self.proxy, mark, turn.user)
         pairs = []
         for round_, exchange in enumerate(exchanges):
@@ -217,9 +223,23 @@ class Session:
             pairs.append((row, exchange))
         return pairs
 
+    def _ask_v1(self, headers: dict, question: str) -> dict:
+        """The turn on /v1 (the conversation's messages so far, then the question), in
+        /api/chat's answer shape."""
+        self.messages.append({"role": "user", "content": question})
+        body = {"model": self.replay.upstream.model, "messages": self.messages}
+        answer = _ok(self.client.post("/v1/chat/completions", json=body, headers=headers), "v1")
+        content = answer["choices"][0]["message"]["content"]
+        self.messages.append({"role": "assistant", "content": content})
+        usage = answer["usage"]
+        return {**answer["chatsvc"], "content": content, "usage": {
+            "prompt_tokens": usage["prompt_tokens"],
+            "cached_tokens": usage.get("prompt_tokens_details", {}).get("cached_tokens")}}
+
     def conversation(self, scenario: Scenario, headers: dict) -> list[tuple[dict, Exchange]]:
         meter = Meter(self.replay.providers, blocks_in_history=self.layout in RETAINING)
         pairs, conversation = [], None
+        self.messages: list[dict] = []  # the /v1 client's conversation
         for index, turn in enumerate(scenario.turns[: self.replay.max_turns], start=1):
             rounds = self.turn(scenario, headers, turn, conversation, meter, index)
             conversation = rounds[0][0]["conversation_id"]

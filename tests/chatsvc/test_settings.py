@@ -36,6 +36,8 @@ def test_local_embeddings_use_e5_prefixes_and_dimension():
         ({"CHATSVC_EMBED_DIM": "-3"}, ["CHATSVC_EMBED_DIM", "above 0"]),
         ({"CHATSVC_LOG_LEVEL": "loud"}, ["CHATSVC_LOG_LEVEL", "DEBUG"]),
         ({"CHATSVC_METRICS_TOKEN": "short"}, ["CHATSVC_METRICS_TOKEN", "openssl rand"]),
+        ({"CHATSVC_V1_CONVERSATION_HEADER": "Chat Id"},
+         ["CHATSVC_V1_CONVERSATION_HEADER", "X-OpenWebUI-Chat-Id"]),
     ],
 )
 def test_invalid_values_stop_start_up_with_a_fix(env, names):

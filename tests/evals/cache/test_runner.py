@@ -151,3 +151,23 @@ def test_tool_turns_keep_the_cache_hitting(tmp_path, local_embedder):
     # (OpenAI caches nothing under 1024 tokens: this conversation is shorter.)
     share = summarise(rows, providers)["in_history"]["providers"]["llamacpp"]
     assert share["cacheable_share_from_turn_2"] > 0.5
+
+
+def test_v1_turns_keep_one_prefix_in_one_stored_conversation(tmp_path, local_embedder):
+    from dataclasses import replace
+
+    providers = rules.load()
+    scenario = replace(SCENARIO, turns=SCENARIO.turns[:3])  # a memory write before turn 3
+    with ScriptedUpstream() as upstream:
+        replay = runner.Replay(
+            [scenario], ("in_history",), providers,
+            runner.Upstream(upstream.base_url, "scripted-model", scripted=upstream),
+            tmp_path, embedder=local_embedder, via="v1")
+        rows, _ = runner.run(replay)
+        sent = [request.body["messages"] for request in upstream.requests]
+    assert [row["turn"] for row in rows] == [1, 2, 3]
+    # The client's conversation, stored as one, pins its snapshot: one prefix throughout.
+    assert len({row["conversation_id"] for row in rows}) == 1 and rows[0]["conversation_id"]
+    assert len({row["prefix_hash"] for row in rows}) == 1
+    assert sent[-1][-1] == {"role": "user", "content": scenario.turns[2].user}
+    assert {"role": "assistant", "content": scenario.turns[0].assistant} in sent[-1]

@@ -1,0 +1,91 @@
+"""A /v1 request's exchange kept as a turn of one of the user's conversations.
+
+`Exchange.record` stores what the request's messages add (store.exchanges) before the
+upstream is asked, so an upstream failure keeps the user's message; `answered` (the
+relay's `on_finish`) stores a complete answer. The client's messages stay the truth
+for the prompt: the stored conversation only lends it its pinned stable-prefix
+snapshot (as on /api/chat), so the prefix stays byte-identical from turn to turn
+(without a conversation, the next turn's "recent conversations" would list this one).
+Storage failing never fails the request: it is logged and the answer still goes out;
+the client sends the lost messages again with its next request, which stores them.
+
+What is kept: the user's messages and the assistant's text answers. An assistant
+message that calls tools and the tools' results are the client's (it sends them
+again with every request) and are not stored: a turn with tools is kept as its
+question and its final text answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chatsvc._threads import in_thread_shielded
+from chatsvc.chat._gather import Sources
+from chatsvc.chat._prepare import Prepared
+from chatsvc.chat._relay import Outcome
+from context import Message
+from store import NotFound, StoreError
+from store.chats import Conversation
+from store.contract import ExchangeStore
+from store.exchanges import Answer, Recorded, Said
+
+log = logging.getLogger("chatsvc.chat")
+
+
+def said_of(history: Sequence[Message], current: str) -> list[Said]:
+    """The request's conversation as stored: its user messages and text answers."""
+    kept = [Said(m.role, m.content) for m in history
+            if m.role in ("user", "assistant") and not m.tool_calls and m.content.strip()]
+    return [*kept, Said("user", current)]
+
+
+@dataclass
+class Exchange:
+    sources: Sources
+    store: ExchangeStore
+    user_id: str
+    said: list[Said]
+    recorded: Recorded
+
+    @classmethod
+    async def record(cls, sources: Sources, store: ExchangeStore, user_id: str,
+                     history: Sequence[Message], current: str, key: str | None
+                     ) -> Exchange | None:
+        """The exchange with its question stored; None when that failed (logged)."""
+        said = said_of(history, current)
+        try:
+            recorded = await in_thread_shielded(store.record_question, user_id, said, key=key)
+        except StoreError as exc:
+            log.warning("could not store a /v1 question (the answer goes out unstored): %s",
+                        exc)
+            return None
+        sources.recall.index_soon()
+        return cls(sources, store, user_id, said, recorded)
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.recorded.conversation
+
+    async def answered(self, outcome: Outcome, *, prepared: Prepared, model: str) -> None:
+        """Store a complete text answer, unless a retry's answer is stored already. A
+        partial or failed one is not: the client did not get it, and will ask again."""
+        if not (self.recorded.answer_wanted and outcome.status == "complete"
+                and outcome.content and not outcome.tool_calls):
+            return
+        usage = outcome.usage.as_json() if outcome.usage else None
+        answer = Answer(
+            outcome.content, prepared.mode, prepared.assembly.prefix_hash,
+            {**usage, "finish_reason": outcome.finish_reason, "model": model} if usage else None,
+            outcome.usage.cached_tokens if outcome.usage else None)
+        try:
+            await in_thread_shielded(self.store.record_answer, self.user_id, self.recorded,
+                                     self.said, answer)
+        except NotFound:
+            log.info("conversation %s was deleted while answering; /v1 answer not stored",
+                     self.conversation.id)
+        except StoreError as exc:
+            log.warning("could not store a /v1 answer (it went out): %s", exc)
+        else:
+            self.sources.recall.index_soon()
