@@ -17,6 +17,7 @@ API_MD = ROOT / "docs" / "api.md"
 def documents() -> list[Path]:
     found = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
     found += sorted((ROOT / "evals").rglob("README.md"))
+    found += [ROOT / "evals" / "BENCHMARKS.md", ROOT / "evals" / "EXPERIMENTS.md"]
     return [path for path in found if path.is_file()]
 
 

@@ -8,7 +8,7 @@ its own at the lowest CPU priority (its OpenMP threads inherit it), so a chat tu
 query embedding on the other engine neither waits for it nor for a core. It uses
 every core: chat turns during a 300-chunk upload were as fast as with one bulk
 thread, and the upload was indexed in 17-31 % less time
-(evals/results/indexing_bench_bulk_threads.md).
+(evals/EXPERIMENTS.md, the indexing_bench runs).
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def _lowest_priority_threads() -> set[str]:
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads Linux's /proc")
 def test_the_bulk_engine_uses_every_core_all_at_the_lowest_priority():
     """Its OpenMP threads inherit the bulk worker's niceness: with one per core, chat turns
-    still get the cores first (evals/results/indexing_bench_bulk_threads.md)."""
+    still get the cores first (evals/EXPERIMENTS.md, the indexing_bench runs)."""
     before = _lowest_priority_threads()
     bulk = BulkLocalEmbedder()
     anyio.run(bulk.embed_documents, BULK[:4])
