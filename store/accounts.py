@@ -43,8 +43,13 @@ class Accounts:
         return [row["id"] for row in rows]
 
     def delete(self, user_id: str) -> None:
-        """The user and everything they own, vectors included; NotFound when absent."""
+        """The user and everything they own, vectors included, and so every end user of
+        theirs (a service account's, an issuer's); NotFound when absent."""
         with self.db.transaction():
+            end_users = self.db.execute("SELECT id FROM users WHERE owner_id = $id",
+                                        {"id": user_id}).fetchall()
+            for row in end_users:
+                self.delete(row["id"])
             for part in self.parts:
                 part.forget_user(user_id)
             cursor = self.db.execute("DELETE FROM users WHERE id = $id", {"id": user_id})

@@ -14,6 +14,7 @@ from chatsvc.cli import (
     _extract,
     _import,
     _index,
+    _keys,
     _mcp,
     _serve,
     _users,
@@ -22,7 +23,7 @@ from chatsvc.cli import (
 from chatsvc.cli._common import NoDatabase, database_location, fail
 from store import NotFound, StoreError
 
-COMMANDS = [_serve, _users, _doctor, _vectors, _index, _import, _extract, _backup, _mcp]
+COMMANDS = [_serve, _users, _keys, _doctor, _vectors, _index, _import, _extract, _backup, _mcp]
 DESCRIPTION = (
     "chatsvc: a streaming chat backend with long-term user memory. Settings come from "
     "the environment (docs/configuration.md); beside a running `chatsvc serve`, the other "

@@ -36,6 +36,10 @@ def test_local_embeddings_use_e5_prefixes_and_dimension():
         ({"CHATSVC_EMBED_DIM": "-3"}, ["CHATSVC_EMBED_DIM", "above 0"]),
         ({"CHATSVC_LOG_LEVEL": "loud"}, ["CHATSVC_LOG_LEVEL", "DEBUG"]),
         ({"CHATSVC_METRICS_TOKEN": "short"}, ["CHATSVC_METRICS_TOKEN", "openssl rand"]),
+        ({"CHATSVC_USER_HEADER": "X User"}, ["CHATSVC_USER_HEADER", "X-OpenWebUI-User-Id"]),
+        ({"CHATSVC_USER_HEADER": "authorization"}, ["CHATSVC_USER_HEADER", "HTTP already"]),
+        ({"CHATSVC_USER_NAME_HEADER": "x-chatsvc-user"}, ["CHATSVC_USER_NAME_HEADER", "same"]),
+        ({"CHATSVC_AUTO_USERS": "maybe"}, ["CHATSVC_AUTO_USERS", "true"]),
     ],
 )
 def test_invalid_values_stop_start_up_with_a_fix(env, names):
