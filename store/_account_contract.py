@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from store.accounts import Summary
     from store.users import Resolved, Token, User
 
 
@@ -32,8 +33,8 @@ class UserStore(Protocol):
 
     def token(self, token_id: str) -> Token: ...
 
-    def tokens(self, *, user_id: str | None = None, kind: str | None = None
-               ) -> list[Token]: ...
+    def tokens(self, *, user_id: str | None = None, kind: str | None = None,
+               limit: int = 1000, offset: int = 0) -> tuple[list[Token], int]: ...
 
     def revoke_token(self, token_id: str) -> Token: ...
 
@@ -49,5 +50,7 @@ class AccountStore(Protocol):
     def conversation_ids(self, user_id: str) -> list[str]: ...
 
     def knowledge_ids(self, user_id: str) -> list[str]: ...
+
+    def page(self, *, limit: int, offset: int) -> tuple[list[Summary], int]: ...
 
     def delete(self, user_id: str) -> None: ...

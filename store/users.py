@@ -68,7 +68,7 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def _row_to_user(row) -> User:
+def user_of(row) -> User:
     return record(User, row, is_admin=bool(row["is_admin"]))
 
 
@@ -160,7 +160,7 @@ class Users:
         row = self.db.execute(
             "SELECT * FROM users WHERE owner_id = $owner AND external_id = $external",
             {"owner": owner_id, "external": external_id}).fetchone()
-        return None if row is None else _row_to_user(row)
+        return None if row is None else user_of(row)
 
     def rename(self, user_id: str, name: str) -> User:
         """An end user's display name, as its front end now sends it."""
@@ -173,7 +173,7 @@ class Users:
         row = self.db.execute("SELECT * FROM users WHERE id = $id", {"id": user_id}).fetchone()
         if row is None:
             raise NotFound(f"no user {user_id}")
-        return _row_to_user(row)
+        return user_of(row)
 
     def named(self, name: str) -> User:
         """The account (never an end user: their names are display names) named `name`."""
@@ -181,11 +181,11 @@ class Users:
                               {"name": name}).fetchone()
         if row is None:
             raise NotFound(f"no user named {name!r}")
-        return _row_to_user(row)
+        return user_of(row)
 
     def list(self) -> list[User]:
         rows = self.db.execute("SELECT * FROM users ORDER BY name, id").fetchall()
-        return [_row_to_user(row) for row in rows]
+        return [user_of(row) for row in rows]
 
     def revoke(self, name: str) -> User:
         """Disable the account `name`: every token of it stops working."""
@@ -205,15 +205,19 @@ class Users:
             raise NotFound(f"no token {token_id}")
         return record(Token, row)
 
-    def tokens(self, *, user_id: str | None = None, kind: str | None = None) -> list[Token]:
-        """Tokens, oldest first: of one user, and/or of accounts of one kind."""
-        params = {"user": user_id, "kind": kind}
+    def tokens(self, *, user_id: str | None = None, kind: str | None = None,
+               limit: int = 1000, offset: int = 0) -> tuple[list[Token], int]:
+        """Tokens, oldest first: of one user and/or of accounts of one kind; with their
+        total."""
+        params = {"user": user_id, "kind": kind, "limit": limit, "offset": offset}
         where = " AND ".join(["TRUE"] + [f"{column} = ${name}" for name, column in
                                          (("user", "t.user_id"), ("kind", "u.kind"))
                                          if params[name] is not None])
-        rows = self.db.execute(f"{_TOKENS} WHERE {where} ORDER BY t.created_at, t.id",
-                               params).fetchall()
-        return [record(Token, row) for row in rows]
+        rows = self.db.execute(f"{_TOKENS} WHERE {where} ORDER BY t.created_at, t.id "
+                               "LIMIT $limit OFFSET $offset", params).fetchall()
+        total = self.db.scalar("SELECT count(*) FROM tokens t JOIN users u "
+                               f"ON u.id = t.user_id WHERE {where}", params)
+        return [record(Token, row) for row in rows], total
 
     def revoke_token(self, token_id: str) -> Token:
         """Revoke one token at once (again: no change); NotFound when there is none."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from chatsvc._errors import SettingsError
+from chatsvc._errors import InvalidAccount, SettingsError
 from chatsvc._settings import Settings
 from chatsvc.cli import (
     _backup,
@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
+    except InvalidAccount as exc:  # a name or time zone the admin API refuses too
+        return fail(str(exc))
     except SettingsError as exc:
         print(f"chatsvc: configuration error: {exc}", file=sys.stderr)
         return 2

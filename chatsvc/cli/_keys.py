@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from chatsvc.admin import new_key, service_key
 from chatsvc.cli._common import database_location, services_open
-from store import NotFound
 
 
 def register(subparsers) -> None:
@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 
 def _add(args: argparse.Namespace) -> int:
     with services_open(create=True) as services:
-        account, key = services.stores.users.add(args.name, kind="service")
+        account, key = new_key(services.stores.users, args.name)
         header = services.settings.user_header
     print(f"created service key for {account.name} in {database_location(services.settings)}; "
           f"send it with each end user's id in {header}. Keep it, it is shown once:")
@@ -38,7 +38,7 @@ def _add(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     with services_open() as services:
-        for key in services.stores.users.tokens(kind="service"):
+        for key in services.stores.users.tokens(kind="service")[0]:
             state = f"revoked {key.revoked_at}" if key.revoked_at else "active"
             print(f"{key.id}\t{key.user_name}\t{state}\tcreated {key.created_at}")
     return 0
@@ -47,8 +47,6 @@ def _list(args: argparse.Namespace) -> int:
 def _revoke(args: argparse.Namespace) -> int:
     with services_open() as services:
         users = services.stores.users
-        if users.get(users.token(args.key_id).user_id).kind != "service":
-            raise NotFound(f"no service key {args.key_id}")
-        users.revoke_token(args.key_id)
+        users.revoke_token(service_key(users, args.key_id).id)
     print(f"revoked key {args.key_id}")
     return 0

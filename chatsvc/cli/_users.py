@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Iterable
 
+from chatsvc.admin import new_user
 from chatsvc.cli._common import database_location, fail, services_open
 from chatsvc.export import export_pieces
 
@@ -35,8 +36,8 @@ def register(subparsers) -> None:
 
 def _add(args: argparse.Namespace) -> int:
     with services_open(create=True) as services:  # the first user creates the database
-        user, token = services.stores.users.add(args.name, admin=args.admin,
-                                                timezone=args.timezone)
+        user, token = new_user(services.stores.users, args.name, admin=args.admin,
+                               timezone=args.timezone)
     role = "admin" if user.is_admin else "user"
     print(f"created {role} {user.name} in {database_location(services.settings)}; "
           "keep this token, it is shown once:")

@@ -100,7 +100,7 @@ def test_a_plain_token_cannot_act_for_anyone_else(client, services, key, alice, 
 def test_a_revoked_key_answers_401_at_once(client, services, key):
     account, acting_for = key
     assert client.get("/api/me", headers=acting_for("ann")).status_code == 200
-    [issued] = services.stores.users.tokens(user_id=account.id)
+    [issued], _ = services.stores.users.tokens(user_id=account.id)
     services.stores.users.revoke_token(issued.id)
     assert client.get("/api/me", headers=acting_for("ann")).status_code == 401
 

@@ -154,3 +154,13 @@ def test_export_ids_are_the_users_own_oldest_first(stores, two_users):
     assert set(ids).isdisjoint(stores.accounts.conversation_ids(bob.id))
     own = stores.accounts.knowledge_ids(alice.id)
     assert [stores.knowledge.read(entry).title for entry in own] == ["notes"]
+
+
+def test_the_admin_page_counts_each_users_messages_and_live_facts(stores, two_users):
+    alice, _, bob, _ = two_users
+    stores.facts.create(bob.id, category="core", fact="Plays chess", embedding=_vec(3))
+    found, total = stores.accounts.page(limit=10, offset=0)
+    assert total == 2
+    assert [(s.user.id, s.messages, s.facts) for s in found] == [(alice.id, 2, 1),
+                                                                 (bob.id, 2, 2)]
+    assert [s.user.id for s in stores.accounts.page(limit=1, offset=1)[0]] == [bob.id]

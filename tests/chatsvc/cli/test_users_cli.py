@@ -25,3 +25,9 @@ def test_doctor_names_the_failing_dependency_and_the_fix(capsys):
     assert "ok   database" in out
     assert "FAIL llm" in out and "fix: set LLM_BASE_URL" in out
     assert "ok   embeddings_waiting nothing waits" in out
+
+
+def test_users_add_checks_the_time_zone_as_the_admin_api_does(capsys, services):
+    assert main(["users", "add", "erin", "--timezone", "Mars/Olympus"]) == 1
+    assert "timezone: 'Mars/Olympus' is not an IANA zone name" in capsys.readouterr().err
+    assert [u.name for u in services.stores.users.list()] == []
