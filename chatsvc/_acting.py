@@ -1,8 +1,9 @@
-"""Whom a request acts for: a token's own user or, for a service key, the end user it
-names. The end user's id comes in CHATSVC_USER_HEADER (or OpenAI's `user` field on
-/v1/chat/completions; the header wins), their display name in CHATSVC_USER_NAME_HEADER.
-End users hang off the key's account, so two front ends never share one, whatever ids
-they use. A plain token that names someone is refused: it acts for its user only.
+"""Whom a request acts for: a token's own user, a JWT's subject (chatsvc._jwt) or, for
+a service key, the end user it names. That end user's id comes in CHATSVC_USER_HEADER
+(or OpenAI's `user` field on /v1/chat/completions; the header wins), their display name
+in CHATSVC_USER_NAME_HEADER. End users hang off the key's account (a JWT's: its
+issuer's), so two front ends never share one, whatever ids they use. A plain token or
+a JWT that names someone else is refused: each acts for its own user only.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from litestar.exceptions import (
     NotAuthorizedException,
     PermissionDeniedException,
     SerializationException,
+    ServiceUnavailableException,
 )
 from litestar.types import Receive
 
+from chatsvc._jwt import InvalidJwt, JwksUnavailable, looks_like_jwt
 from chatsvc._threads import in_thread
-from store import User
+from store import User, UserExists
 
 MAX_ID_CHARS = 256
 MAX_NAME_CHARS = 200
@@ -71,10 +74,14 @@ async def _body_user(connection: ASGIConnection, receive: Receive) -> str | None
 
 async def acting_user(connection: ASGIConnection, token: str, receive: Receive) -> User:
     services = connection.app.state.services
-    settings, users = services.settings, services.stores.users
-    header = settings.user_header
+    header = services.settings.user_header
     external = header_value(connection, header, MAX_ID_CHARS)
-    resolved = await in_thread(users.resolve, token, external)
+    if services.jwt is not None and looks_like_jwt(token):
+        if external is not None:
+            raise PermissionDeniedException(
+                f"a JWT acts for its subject only: drop the {header} header")
+        return await _jwt_user(services, token)
+    resolved = await in_thread(services.stores.users.resolve, token, external)
     if resolved is None:
         raise NotAuthorizedException("invalid or revoked token")
     account = resolved.account
@@ -83,19 +90,46 @@ async def acting_user(connection: ASGIConnection, token: str, receive: Receive) 
             raise PermissionDeniedException(
                 f"only a service key may act for another user: drop the {header} header")
         return account
-    name = header_value(connection, settings.user_name_header, MAX_NAME_CHARS)
-    found = resolved.end_user
+    name = header_value(connection, services.settings.user_name_header, MAX_NAME_CHARS)
     if external is None:
         external = await _body_user(connection, receive)
         if external is None:
             raise ClientException(f"a service key acts for an end user: send their id in the "
                                   f"{header} header")
-        found = await in_thread(users.find_end_user, account.id, external)
+        return await _end_user(services, account, external, name)
+    return await _end_user(services, account, external, name, resolved.end_user)
+
+
+async def _jwt_user(services, token: str) -> User:
+    try:
+        subject = await services.jwt.subject(token)
+    except InvalidJwt as exc:
+        raise NotAuthorizedException(f"invalid JWT: {exc}") from None
+    except JwksUnavailable as exc:
+        raise ServiceUnavailableException(str(exc)) from None
+    users = services.stores.users
+    try:
+        issuer = await in_thread(users.issuer, services.jwt.namespace)
+    except UserExists as exc:
+        raise NotAuthorizedException(f"JWTs are refused: {exc}") from None
+    if issuer.revoked_at is not None:
+        raise NotAuthorizedException("this issuer's tokens are revoked")
+    return await _end_user(services, issuer, subject.id, subject.name)
+
+
+async def _end_user(services, owner: User, external: str, name: str | None,
+                    found: User | None = None) -> User:
+    """The end user `external` of `owner` (`found` when the caller has it already):
+    created on first sight unless CHATSVC_AUTO_USERS is off, renamed when `name` says
+    they are called otherwise now."""
+    users = services.stores.users
     if found is None:
-        if not settings.auto_users:
+        found = await in_thread(users.find_end_user, owner.id, external)
+    if found is None:
+        if not services.settings.auto_users:
             raise PermissionDeniedException(
                 f"end user {external!r} is unknown and CHATSVC_AUTO_USERS is off")
-        return await in_thread(users.end_user, account.id, external, name or external)
+        return await in_thread(users.end_user, owner.id, external, name or external)
     if name is not None and name != found.name:
         return await in_thread(users.rename, found.id, name)
     return found

@@ -67,6 +67,12 @@ class Settings:
     user_header: str = "X-Chatsvc-User"
     user_name_header: str = "X-Chatsvc-User-Name"
     auto_users: bool = True
+    # Optional JWT bearer tokens (chatsvc._jwt): one key source (a JWKS URL, or an HS256
+    # secret), the issuer and audience they must name.
+    jwt_jwks_url: str | None = None
+    jwt_secret: str | None = field(default=None, repr=False)
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
     # "auto": start the bundled local LLM / embedder when nothing better is configured.
     local_models: str = "auto"
     # Which bundled chat model `serve` starts (chatsvc.local_models.CHAT_MODELS).
@@ -279,6 +285,10 @@ class Settings:
         query_prefix = self.embed_query_prefix or (known[2] if known else "")
         return _replace(self, embed_model=model, embed_dim=dim,
                         embed_document_prefix=doc_prefix, embed_query_prefix=query_prefix)
+
+    @property
+    def jwt_enabled(self) -> bool:
+        return bool(self.jwt_jwks_url or self.jwt_secret)
 
     @property
     def llm_is_bundled(self) -> bool:

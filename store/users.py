@@ -115,6 +115,21 @@ class Users:
             _, token = self.issue(user_id)
         return self.get(user_id), token
 
+    def issuer(self, name: str) -> User:
+        """The `issuer` account named `name` (a JWT issuer's users hang off it), made on
+        first use; UserExists when an account of another kind has that name."""
+        found = self._named(name)
+        if found is None:
+            try:
+                with self.db.transaction():
+                    self._insert(new_id(), name, admin=False, timezone="UTC", kind="issuer")
+            except UserExists:
+                pass  # made at the same moment by another request
+            found = self.named(name)
+        if found.kind != "issuer":
+            raise UserExists(f"{name!r} is a {found.kind} account, not an issuer's")
+        return found
+
     def _insert(self, user_id: str, name: str, *, admin: bool, timezone: str, kind: str,
                 owner_id: str | None = None, external_id: str | None = None) -> None:
         try:
@@ -177,11 +192,15 @@ class Users:
 
     def named(self, name: str) -> User:
         """The account (never an end user: their names are display names) named `name`."""
+        found = self._named(name)
+        if found is None:
+            raise NotFound(f"no user named {name!r}")
+        return found
+
+    def _named(self, name: str) -> User | None:
         row = self.db.execute("SELECT * FROM users WHERE name = $name AND owner_id IS NULL",
                               {"name": name}).fetchone()
-        if row is None:
-            raise NotFound(f"no user named {name!r}")
-        return user_of(row)
+        return None if row is None else user_of(row)
 
     def list(self) -> list[User]:
         rows = self.db.execute("SELECT * FROM users ORDER BY name, id").fetchall()

@@ -109,3 +109,11 @@ def test_a_revoked_account_revokes_its_service_key(users):
     users.end_user(webui.id, "1", "Carol")
     users.revoke("webui")
     assert users.resolve(key, "1") is None
+
+
+def test_an_issuer_account_is_made_once_and_never_taken_from_another_kind(users):
+    first = users.issuer("jwt:https://id.example")
+    assert first.kind == "issuer" and users.issuer("jwt:https://id.example") == first
+    users.add("jwt:taken")
+    with pytest.raises(UserExists):
+        users.issuer("jwt:taken")
