@@ -1,5 +1,5 @@
-"""chatsvc users add NAME [--admin] | list | revoke NAME | export NAME [-o FILE] |
-delete NAME [--yes]"""
+"""chatsvc users add NAME [--admin] | token NAME | list | revoke NAME |
+export NAME [-o FILE] | delete NAME [--yes]"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Iterable
 
-from chatsvc.admin import new_user
+from chatsvc.admin import new_token, new_user
 from chatsvc.cli._common import database_location, fail, services_open
 from chatsvc.export import export_pieces
 
@@ -20,6 +20,10 @@ def register(subparsers) -> None:
     add.add_argument("--admin", action="store_true", help="may write posts and shared entries")
     add.add_argument("--timezone", default="UTC", help="IANA zone for the date in prompts")
     add.set_defaults(run=_add)
+    token = actions.add_parser("token", help="one more token for a user (the others keep "
+                                             "working); prints it on the last line")
+    token.add_argument("name")
+    token.set_defaults(run=_token)
     actions.add_parser("list", help="list users").set_defaults(run=_list)
     revoke = actions.add_parser("revoke", help="revoke a user's token")
     revoke.add_argument("name")
@@ -41,6 +45,16 @@ def _add(args: argparse.Namespace) -> int:
     role = "admin" if user.is_admin else "user"
     print(f"created {role} {user.name} in {database_location(services.settings)}; "
           "keep this token, it is shown once:")
+    print(token)
+    return 0
+
+
+def _token(args: argparse.Namespace) -> int:
+    with services_open() as services:
+        users = services.stores.users
+        issued, token = new_token(users, users.named(args.name).id)
+    print(f"new token {issued.id} for {args.name}; its others keep working until revoked "
+          "(DELETE /api/admin/tokens/{id}). Keep it, it is shown once:")
     print(token)
     return 0
 
