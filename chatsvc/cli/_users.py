@@ -1,4 +1,4 @@
-"""chatsvc users add NAME [--admin] | token NAME | list | revoke NAME |
+"""chatsvc users add NAME [--admin] | token NAME | list | revoke NAME [--token ID] |
 export NAME [-o FILE] | delete NAME [--yes]"""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from chatsvc.admin import new_token, new_user
 from chatsvc.cli._common import database_location, fail, services_open
 from chatsvc.export import export_pieces
+from store import NotFound
 
 
 def register(subparsers) -> None:
@@ -25,8 +26,11 @@ def register(subparsers) -> None:
     token.add_argument("name")
     token.set_defaults(run=_token)
     actions.add_parser("list", help="list users").set_defaults(run=_list)
-    revoke = actions.add_parser("revoke", help="revoke a user's token")
+    revoke = actions.add_parser("revoke", help="disable a user (all their tokens), or "
+                                               "revoke one token with --token")
     revoke.add_argument("name")
+    revoke.add_argument("--token", metavar="ID", help="only this token (the part before "
+                                                      "the dot), e.g. after `users token`")
     revoke.set_defaults(run=_revoke)
     export = actions.add_parser("export", help="a user's data as one JSON document")
     export.add_argument("name")
@@ -53,8 +57,8 @@ def _token(args: argparse.Namespace) -> int:
     with services_open() as services:
         users = services.stores.users
         issued, token = new_token(users, users.named(args.name).id)
-    print(f"new token {issued.id} for {args.name}; its others keep working until revoked "
-          "(DELETE /api/admin/tokens/{id}). Keep it, it is shown once:")
+    print(f"new token {issued.id} for {args.name}; the others keep working until revoked "
+          f"(chatsvc users revoke {args.name} --token ID). Keep it, it is shown once:")
     print(token)
     return 0
 
@@ -70,8 +74,14 @@ def _list(args: argparse.Namespace) -> int:
 
 def _revoke(args: argparse.Namespace) -> int:
     with services_open() as services:
-        services.stores.users.revoke(args.name)
-    print(f"revoked {args.name}")
+        users = services.stores.users
+        if args.token is None:
+            users.revoke(args.name)
+        elif users.token(args.token).user_id == users.named(args.name).id:
+            users.revoke_token(args.token)
+        else:
+            raise NotFound(f"{args.name} has no token {args.token}")
+    print(f"revoked {args.name}" + (f"'s token {args.token}" if args.token else ""))
     return 0
 
 

@@ -42,3 +42,8 @@ def test_users_token_adds_a_token_beside_the_first(capsys, services):
     users = services.stores.users
     assert users.authenticate(first).name == users.authenticate(second).name == "fay"
     assert main(["users", "token", "nobody"]) == 1
+    main(["users", "add", "gil"])
+    assert main(["users", "revoke", "gil", "--token", first.split(".")[0]]) == 1  # fay's
+    assert main(["users", "revoke", "fay", "--token", first.split(".")[0]]) == 0
+    assert users.authenticate(first) is None
+    assert users.authenticate(second).name == "fay"
