@@ -1,4 +1,5 @@
-"""Bearer-token authentication and the admin guard."""
+"""Bearer-token authentication and the admin guard (a service key's end users:
+chatsvc._acting)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from litestar.middleware import (
     AuthenticationResult,
     DefineMiddleware,
 )
+from litestar.types import Receive, Scope, Send
 
+from chatsvc._acting import acting_user
 from chatsvc._threads import in_thread
 from store import User
 
@@ -20,6 +23,7 @@ from store import User
 # token needed), and /metrics, which checks its own (`metrics_reader`).
 PUBLIC_PATHS = ["^/health$", "^/schema", "^/$", "^/static/"]
 SELF_CHECKED_PATHS = ["^/metrics$"]
+_RECEIVE = "chatsvc.receive"
 
 
 def _bearer_token(connection: ASGIConnection) -> str | None:
@@ -53,8 +57,15 @@ async def _authenticate(connection: ASGIConnection, token: str) -> User | None:
 
 
 class BearerAuth(AbstractAuthenticationMiddleware):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The base class hands authenticate_request a connection that cannot read the
+        # body; a service key may name its end user in /v1/chat/completions' body.
+        scope[_RECEIVE] = receive
+        await super().__call__(scope, receive, send)
+
     async def authenticate_request(self, connection: ASGIConnection) -> AuthenticationResult:
-        user = await user_of(connection, bearer_token(connection))
+        user = await acting_user(connection, bearer_token(connection),
+                                 connection.scope[_RECEIVE])
         return AuthenticationResult(user=user, auth=None)
 
 

@@ -7,6 +7,7 @@
     ├── UpstreamError            the LLM failed (status_code set when it answered)
     │   └── UpstreamIncomplete   its answer ended without a finish reason
     ├── InvalidMemory            a memory field is invalid
+    ├── InvalidAccount           a field of a new user, token or key is invalid
     └── TooManyStreams           the user already runs CHATSVC_MAX_STREAMS_PER_USER turns
 
     StoreError                   the store's errors, re-exported from `store`
@@ -17,7 +18,7 @@
     ├── ConstraintViolation      a duplicate key, check or foreign key failed
     ├── QueryFailed              any other driver failure (sqlite3/psycopg never escape)
     ├── InvalidFact              a fact field the store does not accept
-    ├── UserExists               (CLI only)
+    ├── UserExists               an account of that name exists (409)
     └── AlreadyProcessed         (extraction only, never leaves it)
 
 `chatsvc._errors_http` maps those a request can meet to an HTTP answer, in this
@@ -30,6 +31,7 @@ from store import (
     NotFound,
     StoreError,
     TurnInProgress,
+    UserExists,
     VectorUnavailable,
 )
 
@@ -70,6 +72,14 @@ class InvalidMemory(ChatsvcError):
         self.field = field
 
 
+class InvalidAccount(ChatsvcError):
+    """A field of a new user, token or service key is invalid (answered as 400)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"invalid value for {field}: {message}")
+        self.field = field
+
+
 class TooManyStreams(ChatsvcError):
     """The user already runs as many chat turns as a process allows (answered as 429)."""
 
@@ -83,6 +93,7 @@ __all__ = [
     "DatabaseBusy",
     "EmbeddingError",
     "EmbeddingUnavailable",
+    "InvalidAccount",
     "InvalidFact",
     "InvalidMemory",
     "NotFound",
@@ -92,5 +103,6 @@ __all__ = [
     "TurnInProgress",
     "UpstreamError",
     "UpstreamIncomplete",
+    "UserExists",
     "VectorUnavailable",
 ]

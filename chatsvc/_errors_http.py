@@ -13,11 +13,13 @@ from litestar.exceptions import HTTPException, SerializationException, Validatio
 from chatsvc._errors import (
     DatabaseBusy,
     EmbeddingError,
+    InvalidAccount,
     InvalidFact,
     InvalidMemory,
     NotFound,
     TooManyStreams,
     TurnInProgress,
+    UserExists,
     VectorUnavailable,
 )
 
@@ -72,6 +74,14 @@ def _not_found(request: Request, exc: NotFound) -> Response:
 
 def _invalid_memory(request: Request, exc: InvalidMemory) -> Response:
     return error_response(request, 400, str(exc))
+
+
+def _invalid_account(request: Request, exc: InvalidAccount) -> Response:
+    return error_response(request, 400, str(exc), [{"key": exc.field, "message": str(exc)}])
+
+
+def _user_exists(request: Request, exc: UserExists) -> Response:
+    return error_response(request, 409, str(exc))
 
 
 def _invalid_fact(request: Request, exc: InvalidFact) -> Response:
@@ -135,6 +145,7 @@ EXCEPTION_HANDLERS = {
     # degraded dependency for the caller, not a server bug.
     EmbeddingError: _unavailable,
     InvalidMemory: _invalid_memory,
+    InvalidAccount: _invalid_account,
     TooManyStreams: _too_many_streams,
     # StoreError
     NotFound: _not_found,
@@ -142,5 +153,6 @@ EXCEPTION_HANDLERS = {
     DatabaseBusy: _busy,
     VectorUnavailable: _unavailable,
     InvalidFact: _invalid_fact,
+    UserExists: _user_exists,
     Exception: _internal,
 }

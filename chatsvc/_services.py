@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from chatsvc._admission import StreamSlots
 from chatsvc._health import HealthChecker
+from chatsvc._jwt import JwtVerifier
 from chatsvc._settings import Settings
 from chatsvc.chat import Sources, TurnClaims
 from chatsvc.embeddings import Embedder, PriorityEmbedder, build_embedder, with_priority
@@ -44,6 +45,7 @@ class Services:
     indexer: Indexer  # background jobs and backfill; services call `indexer.wake()`
     uploads: Uploads  # uploaded files: stored by the request, turned into entries by jobs
     warmup: Warmup  # loads what the first turn reads, at start-up (the app runs it)
+    jwt: JwtVerifier | None  # JWT bearer tokens, when CHATSVC_JWT_* configures them
 
     @classmethod
     def open(cls, settings: Settings, *, embedder: Embedder | None = None) -> Services:
@@ -83,7 +85,7 @@ class Services:
             memory_service=memory_service, knowledge=knowledge, extractor=extractor,
             recall=recall, sources=sources, claims=claims,
             slots=StreamSlots(settings.max_streams_per_user), indexer=indexer, uploads=uploads,
-            warmup=warmup,
+            warmup=warmup, jwt=JwtVerifier(settings) if settings.jwt_enabled else None,
         )
 
     async def aclose(self) -> None:

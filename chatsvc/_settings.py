@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlparse
 
+from chatsvc._auth_settings import check_auth
 from chatsvc._env_vars import ENV_VARS as _ENV_VARS
 from chatsvc._errors import SettingsError
 from chatsvc.documents import MAX_PAGES
@@ -62,6 +63,18 @@ class Settings:
     warmup_days: float = 7.0
     # A token Prometheus can scrape GET /metrics with (admins' tokens work too).
     metrics_token: str | None = field(default=None, repr=False)
+    # Service keys name the end user they act for (chatsvc._acting): the header with
+    # the front end's id for them, an optional one with their display name, and
+    # whether an end user seen for the first time is created.
+    user_header: str = "X-Chatsvc-User"
+    user_name_header: str = "X-Chatsvc-User-Name"
+    auto_users: bool = True
+    # Optional JWT bearer tokens (chatsvc._jwt): one key source (a JWKS URL, or an HS256
+    # secret), the issuer and audience they must name.
+    jwt_jwks_url: str | None = None
+    jwt_secret: str | None = field(default=None, repr=False)
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
     # "auto": start the bundled local LLM / embedder when nothing better is configured.
     local_models: str = "auto"
     # Which bundled chat model `serve` starts (chatsvc.local_models.CHAT_MODELS).
@@ -266,6 +279,7 @@ class Settings:
                 "CHATSVC_EXTRACT_MAX_INPUT_TOKENS must exceed CHATSVC_EXTRACT_MAX_OUTPUT_TOKENS "
                 "by at least 2000 (room for the prompt and the repair retry)."
             )
+        check_auth(self)
         return self._with_embed_defaults()
 
     def _with_embed_defaults(self) -> Settings:
@@ -281,6 +295,10 @@ class Settings:
         query_prefix = self.embed_query_prefix or (known[2] if known else "")
         return _replace(self, embed_model=model, embed_dim=dim,
                         embed_document_prefix=doc_prefix, embed_query_prefix=query_prefix)
+
+    @property
+    def jwt_enabled(self) -> bool:
+        return bool(self.jwt_jwks_url or self.jwt_secret)
 
     @property
     def llm_is_bundled(self) -> bool:

@@ -47,7 +47,7 @@ from store.memory import Memories, Memory, MemorySnapshot
 from store.posts import Post, Posts
 from store.recall import Bounds, MessageHit, MessageIndex
 from store.sqlite import SqliteDatabase
-from store.users import User, UserExists, Users
+from store.users import Resolved, Token, User, UserExists, Users
 
 __all__ = [
     "AccountStore",
@@ -96,8 +96,10 @@ __all__ = [
     "QueryFailed",
     "QueueDepth",
     "Reindexable",
+    "Resolved",
     "SqliteDatabase",
     "StoreError",
+    "Token",
     "TurnEventStore",
     "TurnInProgress",
     "TurnLease",

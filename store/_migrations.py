@@ -4,6 +4,10 @@
 Each file runs in its own transaction together with the bump of
 `meta.schema_version`, so a failed migration leaves the file at the previous
 version. Files are never edited once released; changes get a new number.
+
+SQLite runs them with foreign keys off and checks every reference before each
+commit: SQLite's own procedure for rebuilding a table (dropping one with foreign
+keys on would cascade into every table that references it).
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ def current_version(conn, *, dialect: str = SQLITE) -> int:
 def _run_statements(conn, sql: str) -> None:
     for statement in _statements(sql):
         conn.execute(statement)
+    broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise RuntimeError(f"the migration breaks foreign keys: {[tuple(r) for r in broken]}")
 
 
 def apply(
@@ -53,6 +60,18 @@ def apply(
     `package`, `begin` (a write transaction), `run` (a whole file's SQL) and `dialect`
     are the backend's: SQLite by default; PostgreSQL passes its own.
     """
+    if dialect != SQLITE:
+        return _apply(conn, upto, package, begin, run, dialect)
+    # PRAGMA foreign_keys is ignored inside a transaction: set it around them.
+    enforced = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        return _apply(conn, upto, package, begin, run, dialect)
+    finally:
+        conn.execute(f"PRAGMA foreign_keys = {'ON' if enforced else 'OFF'}")
+
+
+def _apply(conn, upto, package, begin, run, dialect) -> list[str]:
     applied = []
     version = current_version(conn, dialect=dialect)
     for number, name, sql in available(package):

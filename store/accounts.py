@@ -11,10 +11,22 @@ with such data implements `Forgets` and joins the parts `stores_for` passes here
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from store._errors import NotFound
+from store.clock import now_iso
 from store.contract import Database
+from store.facts import LIVE
+from store.users import User, user_of
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A user as an admin lists them."""
+    user: User
+    messages: int
+    facts: int
 
 
 class Forgets(Protocol):
@@ -42,9 +54,25 @@ class Accounts:
             {"user": user_id}).fetchall()
         return [row["id"] for row in rows]
 
+    def page(self, *, limit: int, offset: int) -> tuple[list[Summary], int]:
+        """Every user, oldest first, with their message and live-fact counts; the total."""
+        rows = self.db.execute(
+            "SELECT u.*, (SELECT count(*) FROM conversations c JOIN messages m "
+            "ON m.conversation_id = c.id WHERE c.user_id = u.id) AS message_count, "
+            f"(SELECT count(*) FROM facts f WHERE f.user_id = u.id AND {LIVE}) AS fact_count "
+            "FROM users u ORDER BY u.created_at, u.id LIMIT $limit OFFSET $offset",
+            {"limit": limit, "offset": offset, "now": now_iso()}).fetchall()
+        found = [Summary(user_of(row), row["message_count"], row["fact_count"]) for row in rows]
+        return found, self.db.scalar("SELECT count(*) FROM users")
+
     def delete(self, user_id: str) -> None:
-        """The user and everything they own, vectors included; NotFound when absent."""
+        """The user and everything they own, vectors included, and so every end user of
+        theirs (a service account's, an issuer's); NotFound when absent."""
         with self.db.transaction():
+            end_users = self.db.execute("SELECT id FROM users WHERE owner_id = $id",
+                                        {"id": user_id}).fetchall()
+            for row in end_users:
+                self.delete(row["id"])
             for part in self.parts:
                 part.forget_user(user_id)
             cursor = self.db.execute("DELETE FROM users WHERE id = $id", {"id": user_id})

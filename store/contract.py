@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from store._account_contract import AccountStore, UserStore  # noqa: F401 (public here)
 from store._chat_contract import ChatBranchStore
 from store._vector_state import EmbedJob, VectorState, VectorStatus  # noqa: F401 (public here)
 from store._work_contract import ExtractionQueueStore, JobStore  # noqa: F401 (public here)
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from store.posts import Post
     from store.recall import Bounds, Imported, ImportedMessage, MessageHit
     from store.turn_events import TurnState
-    from store.users import User
     from store.vectors import VectorIndex, VectorSpec
 
 T = TypeVar("T")
@@ -131,33 +131,6 @@ class Database(Protocol):
 
 
 # -- domains ---------------------------------------------------------------------------
-
-
-@runtime_checkable
-class UserStore(Protocol):
-    def add(self, name: str, *, admin: bool = False, timezone: str = "UTC"
-            ) -> tuple[User, str]: ...
-
-    def get(self, user_id: str) -> User: ...
-
-    def named(self, name: str) -> User: ...
-
-    def list(self) -> list[User]: ...
-
-    def revoke(self, name: str) -> User: ...
-
-    def authenticate(self, token: str) -> User | None: ...
-
-
-@runtime_checkable
-class AccountStore(Protocol):
-    """A user's account across every domain (`store.accounts`)."""
-
-    def conversation_ids(self, user_id: str) -> list[str]: ...
-
-    def knowledge_ids(self, user_id: str) -> list[str]: ...
-
-    def delete(self, user_id: str) -> None: ...
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from chatsvc._errors import SettingsError
+from chatsvc._errors import InvalidAccount, SettingsError
 from chatsvc._settings import Settings
 from chatsvc.cli import (
     _backup,
@@ -14,6 +14,7 @@ from chatsvc.cli import (
     _extract,
     _import,
     _index,
+    _keys,
     _mcp,
     _serve,
     _users,
@@ -22,7 +23,7 @@ from chatsvc.cli import (
 from chatsvc.cli._common import NoDatabase, database_location, fail
 from store import NotFound, StoreError
 
-COMMANDS = [_serve, _users, _doctor, _vectors, _index, _import, _extract, _backup, _mcp]
+COMMANDS = [_serve, _users, _keys, _doctor, _vectors, _index, _import, _extract, _backup, _mcp]
 DESCRIPTION = (
     "chatsvc: a streaming chat backend with long-term user memory. Settings come from "
     "the environment (docs/configuration.md); beside a running `chatsvc serve`, the other "
@@ -42,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
+    except InvalidAccount as exc:  # a name or time zone the admin API refuses too
+        return fail(str(exc))
     except SettingsError as exc:
         print(f"chatsvc: configuration error: {exc}", file=sys.stderr)
         return 2

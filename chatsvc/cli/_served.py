@@ -21,7 +21,7 @@ from pathlib import Path
 from chatsvc._settings import Settings, env_var
 
 FILE_NAME = "serve-settings.json"
-SECRETS = ("llm_api_key", "embed_api_key", "database_url", "metrics_token")
+SECRETS = ("llm_api_key", "embed_api_key", "database_url", "metrics_token", "jwt_secret")
 # The file is found through the data dir, and `explicit` is bookkeeping.
 _NOT_RECORDED = (*SECRETS, "data_dir", "explicit")
 

@@ -1,5 +1,5 @@
-"""chatsvc users add NAME [--admin] | list | revoke NAME | export NAME [-o FILE] |
-delete NAME [--yes]"""
+"""chatsvc users add NAME [--admin] | token NAME | list | revoke NAME [--token ID] |
+export NAME [-o FILE] | delete NAME [--yes]"""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import argparse
 import sys
 from collections.abc import Iterable
 
+from chatsvc.admin import new_token, new_user
 from chatsvc.cli._common import database_location, fail, services_open
 from chatsvc.export import export_pieces
+from store import NotFound
 
 
 def register(subparsers) -> None:
@@ -19,9 +21,16 @@ def register(subparsers) -> None:
     add.add_argument("--admin", action="store_true", help="may write posts and shared entries")
     add.add_argument("--timezone", default="UTC", help="IANA zone for the date in prompts")
     add.set_defaults(run=_add)
+    token = actions.add_parser("token", help="one more token for a user (the others keep "
+                                             "working); prints it on the last line")
+    token.add_argument("name")
+    token.set_defaults(run=_token)
     actions.add_parser("list", help="list users").set_defaults(run=_list)
-    revoke = actions.add_parser("revoke", help="revoke a user's token")
+    revoke = actions.add_parser("revoke", help="disable a user (all their tokens), or "
+                                               "revoke one token with --token")
     revoke.add_argument("name")
+    revoke.add_argument("--token", metavar="ID", help="only this token (the part before "
+                                                      "the dot), e.g. after `users token`")
     revoke.set_defaults(run=_revoke)
     export = actions.add_parser("export", help="a user's data as one JSON document")
     export.add_argument("name")
@@ -35,11 +44,21 @@ def register(subparsers) -> None:
 
 def _add(args: argparse.Namespace) -> int:
     with services_open(create=True) as services:  # the first user creates the database
-        user, token = services.stores.users.add(args.name, admin=args.admin,
-                                                timezone=args.timezone)
+        user, token = new_user(services.stores.users, args.name, admin=args.admin,
+                               timezone=args.timezone)
     role = "admin" if user.is_admin else "user"
     print(f"created {role} {user.name} in {database_location(services.settings)}; "
           "keep this token, it is shown once:")
+    print(token)
+    return 0
+
+
+def _token(args: argparse.Namespace) -> int:
+    with services_open() as services:
+        users = services.stores.users
+        issued, token = new_token(users, users.named(args.name).id)
+    print(f"new token {issued.id} for {args.name}; the others keep working until revoked "
+          f"(chatsvc users revoke {args.name} --token ID). Keep it, it is shown once:")
     print(token)
     return 0
 
@@ -55,8 +74,14 @@ def _list(args: argparse.Namespace) -> int:
 
 def _revoke(args: argparse.Namespace) -> int:
     with services_open() as services:
-        services.stores.users.revoke(args.name)
-    print(f"revoked {args.name}")
+        users = services.stores.users
+        if args.token is None:
+            users.revoke(args.name)
+        elif users.token(args.token).user_id == users.named(args.name).id:
+            users.revoke_token(args.token)
+        else:
+            raise NotFound(f"{args.name} has no token {args.token}")
+    print(f"revoked {args.name}" + (f"'s token {args.token}" if args.token else ""))
     return 0
 
 

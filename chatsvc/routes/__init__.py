@@ -9,6 +9,7 @@ the application state.
 from chatsvc.routes import _validate as checks  # the field rules, for tools too
 from chatsvc.routes import (
     account,
+    admin,
     chat,
     chat_stream,
     console,
@@ -32,9 +33,8 @@ from chatsvc.routes._provide import DEPENDENCIES
 ROUTERS = [
     health.router, fact_sheet.router, extraction.router, facts.router, memory.router,
     knowledge.router, posts.router, recall.router, chat.router, conversations.router,
-    chat_stream.router, feedback.router,
-    openai_api.router, console.router, account.router, mcp.router, usage.router,
-    metrics.router,
+    chat_stream.router, feedback.router, openai_api.router, console.router, account.router,
+    admin.router, mcp.router, usage.router, metrics.router,
 ]
 
 __all__ = ["DEPENDENCIES", "ROUTERS", "checks"]

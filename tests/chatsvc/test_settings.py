@@ -38,6 +38,18 @@ def test_local_embeddings_use_e5_prefixes_and_dimension():
         ({"CHATSVC_METRICS_TOKEN": "short"}, ["CHATSVC_METRICS_TOKEN", "openssl rand"]),
         ({"CHATSVC_V1_CONVERSATION_HEADER": "Chat Id"},
          ["CHATSVC_V1_CONVERSATION_HEADER", "X-OpenWebUI-Chat-Id"]),
+        ({"CHATSVC_USER_HEADER": "X User"}, ["CHATSVC_USER_HEADER", "X-OpenWebUI-User-Id"]),
+        ({"CHATSVC_USER_HEADER": "authorization"}, ["CHATSVC_USER_HEADER", "HTTP already"]),
+        ({"CHATSVC_USER_NAME_HEADER": "x-chatsvc-user"}, ["CHATSVC_USER_NAME_HEADER", "same"]),
+        ({"CHATSVC_AUTO_USERS": "maybe"}, ["CHATSVC_AUTO_USERS", "true"]),
+        ({"CHATSVC_JWT_ISSUER": "https://id.example"}, ["CHATSVC_JWT_JWKS_URL", "SECRET"]),
+        ({"CHATSVC_JWT_AUDIENCE": "app"}, ["CHATSVC_JWT_AUDIENCE", "no key"]),
+        ({"CHATSVC_JWT_JWKS_URL": "https://id.example/jwks", "CHATSVC_JWT_SECRET": "s" * 40},
+         ["both", "HS256"]),
+        ({"CHATSVC_JWT_JWKS_URL": "https://id.example/jwks"}, ["CHATSVC_JWT_ISSUER"]),
+        ({"CHATSVC_JWT_JWKS_URL": "id.example/jwks", "CHATSVC_JWT_ISSUER": "x"},
+         ["CHATSVC_JWT_JWKS_URL", "http(s)"]),
+        ({"CHATSVC_JWT_SECRET": "short"}, ["CHATSVC_JWT_SECRET", "openssl rand"]),
     ],
 )
 def test_invalid_values_stop_start_up_with_a_fix(env, names):

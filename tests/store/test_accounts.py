@@ -30,7 +30,8 @@ def _owner_columns(db) -> dict[str, str]:
         rows = db.execute(
             "SELECT table_name AS t, column_name AS c FROM information_schema.columns "
             "WHERE table_schema = current_schema()").fetchall()
-    return {"users": "id", **{row["t"]: row["c"] for row in rows if row["c"] in OWNER_COLUMNS}}
+    owners = {row["t"]: row["c"] for row in rows if row["c"] in OWNER_COLUMNS}
+    return {**owners, "users": "id"}  # users.owner_id is an end user's account
 
 
 def _footprint(db, user_id: str, chunk_ids: list[str]) -> dict[str, int]:
@@ -120,6 +121,23 @@ def test_delete_removes_every_row_of_the_user_and_nothing_else(stores, two_users
         stores.users.get(alice.id)
 
 
+def test_deleting_a_service_account_deletes_its_end_users_with_all_their_data(stores, two_users):
+    *_, bob, bob_chunks = two_users
+    front_end = stores.users.add("webui", kind="service")[0]
+    carol = stores.users.end_user(front_end.id, "carol-42", "Carol")
+    carol_chunks = _fill(stores, carol, 11)
+    before = _footprint(stores.db, carol.id, carol_chunks)
+    bob_before = _footprint(stores.db, bob.id, bob_chunks)
+
+    stores.accounts.delete(front_end.id)
+
+    assert _footprint(stores.db, carol.id, carol_chunks) == dict.fromkeys(before, 0)
+    assert _footprint(stores.db, bob.id, bob_chunks) == bob_before
+    assert stores.facts.search_by_vector(carol.id, _vec(11), limit=5) == []
+    with pytest.raises(NotFound):
+        stores.users.get(front_end.id)
+
+
 def test_deleting_an_unknown_user_is_not_found_and_changes_nothing(stores, two_users):
     alice, alice_chunks, *_ = two_users
     before = _footprint(stores.db, alice.id, alice_chunks)
@@ -136,3 +154,13 @@ def test_export_ids_are_the_users_own_oldest_first(stores, two_users):
     assert set(ids).isdisjoint(stores.accounts.conversation_ids(bob.id))
     own = stores.accounts.knowledge_ids(alice.id)
     assert [stores.knowledge.read(entry).title for entry in own] == ["notes"]
+
+
+def test_the_admin_page_counts_each_users_messages_and_live_facts(stores, two_users):
+    alice, _, bob, _ = two_users
+    stores.facts.create(bob.id, category="core", fact="Plays chess", embedding=_vec(3))
+    found, total = stores.accounts.page(limit=10, offset=0)
+    assert total == 2
+    assert [(s.user.id, s.messages, s.facts) for s in found] == [(alice.id, 2, 1),
+                                                                 (bob.id, 2, 2)]
+    assert [s.user.id for s in stores.accounts.page(limit=1, offset=1)[0]] == [bob.id]

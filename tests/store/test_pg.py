@@ -263,3 +263,29 @@ def test_vectors_of_any_scale_are_stored_and_ranked_by_angle(url):
         assert hits[0].distance == pytest.approx(0.0, abs=1e-3)  # same direction
     finally:
         db.close()
+
+
+def test_tokens_issued_before_the_tokens_table_keep_working(url):
+    import psycopg
+
+    from store import _migrations
+    from store.pg._db import WRITE_TRANSACTION
+    from store.users import Users, hash_secret
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        _migrations.apply(conn, upto=19, package="store.pg.migrations",
+                          begin=WRITE_TRANSACTION, run=lambda c, sql: c.execute(sql),
+                          dialect=POSTGRESQL)
+        for name, token_id, revoked in (("ann", "a1", None), ("ben", "b1", "2026-01-02")):
+            conn.execute("INSERT INTO users(id, name, token_id, token_hash, created_at, "
+                         "revoked_at) VALUES (%s, %s, %s, %s, '2026-01-01', %s)",
+                         (name, name, token_id, hash_secret("secret"), revoked))
+    db = PgDatabase(url, embed_model="m", embed_dim=4)
+    try:
+        users = Users(db)
+        assert users.authenticate("a1.secret").name == "ann"
+        assert users.authenticate("b1.secret") is None  # revoked stays revoked
+        with pytest.raises(StoreError, match="exists already"):
+            users.add("ann")  # account names stay unique
+    finally:
+        db.close()

@@ -27,7 +27,7 @@ LONG_DOC = "\n\n".join(
 
 
 def over_http(base_url: str, headers: dict) -> Client:
-    client = create_mcp_http_client(headers={"Authorization": headers["Authorization"]})
+    client = create_mcp_http_client(headers=headers)
     return Client(streamable_http_client(f"{base_url}/mcp", http_client=client))
 
 
@@ -147,6 +147,21 @@ def test_tools_over_http_act_as_the_caller(live, alice, bob, live_client):  # no
 
 
 @pytest.mark.slow
+def test_a_service_key_acts_for_the_end_user_it_names(live, services, live_client):  # noqa: F811
+    _, key = services.stores.users.add("webui", kind="service")
+    ann, ben = ({"Authorization": f"Bearer {key}", "X-Chatsvc-User": who} for who in "ab")
+    assert live_client.post("/api/facts", json={"category": "core", "fact": "Lives in Lisbon"},
+                            headers=ann).status_code == 201
+
+    async def search(headers) -> list[str]:
+        async with over_http(live, headers) as session:
+            found = payload(await session.call_tool("search_facts", {"query": "home city"}))
+            return [hit["fact"] for hit in found["results"]]
+
+    assert run(search, ann) == ["Lives in Lisbon"]
+    assert run(search, ben) == []
+
+
 def test_stdio_serves_the_named_user(services, alice, client, tmp_path):
     """A real subprocess, started the way an agent's MCP config starts it."""
     assert client.post("/api/memory", json={"content": "Speaks Portuguese", "type": "profile",
