@@ -115,7 +115,7 @@ async def chat_completions(
         raise check.bad("model", "must be a model id from GET /v1/models")
     if model != settings.llm_model:
         raise NotFoundException(f"model {model!r} does not exist; see GET /v1/models")
-    history, current, after = parse_messages(data.get("messages"))
+    history, current, after, images = parse_messages(data.get("messages"), settings)
     check_message(current, settings, "messages")
     stream = data.get("stream", False)
     if not isinstance(stream, bool):
@@ -128,7 +128,8 @@ async def chat_completions(
         head_start = HeadStart.when_remote(sources, current)  # beside the stable layers
         try:
             prepared = await prepare(sources, request.user, conversation=None, history=history,
-                                     current=current, after=after, head_start=head_start)
+                                     current=current, after=after, head_start=head_start,
+                                     images=[image.part() for image in images])
         finally:
             if head_start is not None:
                 head_start.drop()
