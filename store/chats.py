@@ -21,12 +21,14 @@ conversation's latest streamed turn).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from store._errors import NotFound, StoreError, TurnInProgress
 from store.clock import iso, new_id, now_iso, utc_now
 from store.contract import Database
+from store.images import ImageIn, add_images
 from store.sql import record
 
 TITLE_CHARS = 80
@@ -193,12 +195,13 @@ class Chats:
         self, user_id: str, content: str, *, conversation_id: str | None = None,
         project_id: str | None = None, name: str | None = None,
         hold_seconds: float = TURN_HOLD_SECONDS, lease: TurnLease | None = None,
-        reply_id: str | None = None,
+        reply_id: str | None = None, images: Sequence[ImageIn] = (),
     ) -> tuple[Conversation, ChatMessage]:
         """Store the user's message (creating the conversation when none is given) and
         claim the conversation for this turn, for `hold_seconds` at most (a lease's
         length, renewed, with `lease`); TurnInProgress while another holds it.
-        `reply_id`: the answer's empty `pending` row too, in the same transaction. One
+        `reply_id`: the answer's empty `pending` row too, and the message's `images`, in
+        the same transaction. One
         commit, not two: on SQLite every other connection that sees a commit drops its
         page cache and memory map, and a second commit landing while the turn searches
         cost its first read ~3 ms (docs/chat.md, Benchmark)."""
@@ -231,6 +234,7 @@ class Chats:
                 {"id": message_id, "conversation": conversation_id, "user": user_id,
                  "name": name, "content": content, "now": now},
             )
+            add_images(self.db, user_id, message_id, images, now)
             if reply_id is not None:
                 self.db.execute(
                     "INSERT INTO messages(id, conversation_id, user_id, role, content, status, "

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from store.fact_sheets import FactSheet, SheetInputs
     from store.facts import Evidence, Fact, FactHit
     from store.hybrid import Ranking
+    from store.images import ImageIn, StoredImage
     from store.knowledge import ChunkIn, Entry, EntryIn, Hit, Saved
     from store.memory import Memory, MemorySnapshot
     from store.posts import Post
@@ -176,7 +177,8 @@ class ChatStore(Protocol):
     def start_turn(self, user_id: str, content: str, *, conversation_id: str | None = None,
                    project_id: str | None = None, name: str | None = None,
                    hold_seconds: float = ..., lease: TurnLease | None = None,
-                   reply_id: str | None = None) -> tuple[Conversation, ChatMessage]: ...
+                   reply_id: str | None = None, images: Sequence[ImageIn] = (),
+                   ) -> tuple[Conversation, ChatMessage]: ...
 
     def renew_turns(self, owner: str, *, lease_seconds: float) -> int: ...
 
@@ -194,6 +196,16 @@ class ChatStore(Protocol):
     def delete(self, user_id: str, conversation_id: str) -> None: ...
 
     def usage(self, user_id: str, start: str, end: str) -> list[ModelUsage]: ...
+
+
+@runtime_checkable
+class ImageStore(Protocol):
+    def get(self, user_id: str, image_id: str) -> StoredImage: ...
+
+    def of_conversation(self, user_id: str, conversation_id: str
+                        ) -> dict[str, list[StoredImage]]: ...
+
+    def file_hashes(self, user_id: str) -> set[str]: ...
 
 
 @runtime_checkable

@@ -31,12 +31,12 @@ from chatsvc.chat._prepare import HeadStart, Prepared, prepare
 from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
 from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
+from chatsvc.images import Image
 from chatsvc.llm import LLM
 from context import Message
 from store import (
     AssistantReply,
     ChatMessage,
-    ChatStore,
     Conversation,
     DatabaseBusy,
     NotFound,
@@ -70,28 +70,46 @@ DELETED = Outcome("error", "", error_code="conversation_deleted",
                                 "the answer was not stored")
 
 
-def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
-    """What the model saw and said before (with any kept per-message block), no empties;
-    an answer that used tools as its stored exchange, exactly as it was sent."""
-    history = []
+def history_of(messages: list[ChatMessage], current_id: str,
+               images: dict[str, tuple[dict, ...]] | None = None) -> list[Message]:
+    """What the model saw and said before (with any kept per-message block and the
+    images of a user message), no empties; an answer that used tools as its stored
+    exchange, exactly as it was sent."""
+    history, images = [], images or {}
     for m in messages:
         if m.tool_exchange:
             history.extend(_from_wire(entry) for entry in m.tool_exchange)
         elif m.id != current_id and m.content:
-            history.append(Message(m.role, m.content, m.context or ""))
+            history.append(Message(m.role, m.content, m.context or "",
+                                   images=images.get(m.id, ())))
     return history
 
 
-def _start(chats: ChatStore, clock: Stopwatch, user_id: str, message: str, **options
-           ) -> tuple[Conversation, ChatMessage, list[ChatMessage] | None]:
+@dataclass(frozen=True)
+class Stored:
+    """A conversation as a turn reads it: its messages and, when the model can see,
+    the image parts of its user messages by message id."""
+
+    messages: list[ChatMessage]
+    images: dict[str, tuple[dict, ...]]
+
+    @classmethod
+    def read(cls, sources: Sources, user_id: str, conversation_id: str) -> Stored:
+        messages = sources.chats.messages(user_id, conversation_id)
+        seen = sources.settings.vision_enabled
+        return cls(messages, sources.images.parts(user_id, conversation_id) if seen else {})
+
+
+def _start(sources: Sources, clock: Stopwatch, user_id: str, message: str, **options
+           ) -> tuple[Conversation, ChatMessage, Stored | None]:
     """Store the question and read the conversation's messages in one worker-thread
     hop (under load each hop waits for a core, there and back). Messages None: the
     read failed, and `Turn.prepare` reads again, where a turn's failures are handled
     (the route reports them and frees the conversation the question claimed)."""
-    conversation, question = chats.start_turn(user_id, message, **options)
+    conversation, question = sources.chats.start_turn(user_id, message, **options)
     try:
         with clock("history"):
-            return conversation, question, chats.messages(user_id, conversation.id)
+            return conversation, question, Stored.read(sources, user_id, conversation.id)
     except Exception:
         return conversation, question, None
 
@@ -109,7 +127,7 @@ class Turn:
     conversation: Conversation
     question: ChatMessage
     reply_id: str
-    stored: list[ChatMessage] | None  # the conversation's messages, the question included
+    stored: Stored | None  # the conversation's messages, the question included
     prepared: Prepared | None = None
     relay: Relay | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -119,6 +137,7 @@ class Turn:
     stopping: tuple[str, str] | None = None  # why it was stopped early (Relay.stop)
     saved: bool = False  # the answer is stored (which freed the conversation)
     head_start: HeadStart | None = None  # the query's embedding, under way since the start
+    images: tuple[Image, ...] = ()  # the question's, sent with it
 
     def to_upstream(self) -> float | None:
         """Seconds from taking the request to starting the upstream call."""
@@ -129,11 +148,12 @@ class Turn:
     async def start(
         cls, sources: Sources, llm: LLM, user: User, message: str, *,
         conversation_id: str | None, project_id: str | None, name: str | None = None,
-        tools: ToolRunner | None = None,
+        tools: ToolRunner | None = None, images: tuple[Image, ...] = (),
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost.
         `save_question` times the whole hop, which reads the history (`history`) too.
-        An embedding service starts on the query meanwhile (`HeadStart`)."""
+        An embedding service starts on the query meanwhile (`HeadStart`). The files
+        of its `images` are written first, the rows naming them with the message."""
         received = time.perf_counter()
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
@@ -141,28 +161,34 @@ class Turn:
         head_start = HeadStart.when_remote(sources, message)
         try:
             with clock("save_question"):
+                if images:
+                    await in_thread_shielded(sources.images.save_files, user.id, images)
                 conversation, question, stored = await in_thread_shielded(
-                    _start, sources.chats, clock, user.id, message,
+                    _start, sources, clock, user.id, message,
                     conversation_id=conversation_id, project_id=project_id, name=name,
                     hold_seconds=hold_seconds(sources.settings), lease=sources.turn_lease,
-                    reply_id=reply_id,
+                    reply_id=reply_id, images=[image.stored() for image in images],
                 )
         except BaseException:
             if head_start is not None:
                 head_start.drop()
+            if images:  # no row names the files just written
+                await in_thread_shielded(sources.images.sweep, user.id)
             raise
         return cls(sources, llm, user, conversation, question, reply_id, stored,
-                   timings=timings, received_at=received, tools=tools, head_start=head_start)
+                   timings=timings, received_at=received, tools=tools, head_start=head_start,
+                   images=images)
 
     async def prepare(self, *, streaming: bool = True) -> Prepared:
         """The prompt, and the relay of its answer (which streams or not: Limits)."""
         if self.stored is None:
-            self.stored = await in_thread(self.sources.chats.messages, self.user.id,
+            self.stored = await in_thread(Stored.read, self.sources, self.user.id,
                                           self.conversation.id)
         self.prepared = await prepare(
             self.sources, self.user, conversation=self.conversation,
-            history=history_of(self.stored, self.question.id), current=self.question.content,
-            project_id=self.conversation.project_id, head_start=self.head_start,
+            history=history_of(self.stored.messages, self.question.id, self.stored.images),
+            current=self.question.content, project_id=self.conversation.project_id,
+            head_start=self.head_start, images=[image.part() for image in self.images],
         )
         settings = self.sources.settings
         self.relay = Relay(

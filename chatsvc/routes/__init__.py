@@ -16,6 +16,7 @@ from chatsvc.routes import (
     fact_sheet,
     facts,
     health,
+    images,
     knowledge,
     mcp,
     memory,
@@ -31,7 +32,7 @@ ROUTERS = [
     health.router, fact_sheet.router, extraction.router, facts.router, memory.router,
     knowledge.router, posts.router, recall.router, chat.router, chat_stream.router,
     openai_api.router, console.router, account.router, mcp.router, usage.router,
-    metrics.router,
+    metrics.router, images.router,
 ]
 
 __all__ = ["DEPENDENCIES", "ROUTERS", "checks"]

@@ -47,6 +47,15 @@ def images(parts: list[tuple[str, object]], field: str, settings: Settings
     return tuple(image(raw, name, settings) for name, raw in parts)
 
 
+def listed(raw, field: str, settings: Settings) -> tuple[Image, ...]:
+    """A body's list of images (`null` or absent: none)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise check.bad(field, f"must be a list of {SHAPE}")
+    return images([(f"{field}[{i}]", item) for i, item in enumerate(raw)], field, settings)
+
+
 def image(raw, field: str, settings: Settings) -> Image:
     if not isinstance(raw, dict) or not isinstance(raw.get("url"), str) or set(raw) - {
             "url", "detail"}:

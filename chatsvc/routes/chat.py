@@ -15,6 +15,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 from litestar import Request, Response, Router, delete, get, post
@@ -39,14 +40,18 @@ from chatsvc.chat import (
 )
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import delete_with_facts
+from chatsvc.images import MessageImages
 from chatsvc.llm import LLM
+from chatsvc.routes import _images
 from chatsvc.routes import _validate as check
 from chatsvc.routes._idle_ping import IdlePingResponse
 from chatsvc.routes._openapi import StreamingOperation
+from chatsvc.routes.images import image_json
 from context import message_limit
 from context.budget import tokens
 from context.tokens import get_tokenizer
-from store import ChatStore, NotFound, TurnEventStore, User
+from store import ChatMessage, ChatStore, NotFound, TurnEventStore, User
+from store.images import StoredImage
 
 log = logging.getLogger("chatsvc.chat")
 
@@ -67,6 +72,9 @@ class ChatRequest:
     project_id: str | None = None
     name: str | None = None  # who speaks (OpenAI's field), kept with the message
     resumable: bool | None = None  # None: CHATSVC_RESUMABLE
+    # OpenAI's image_url objects, {"url", "detail"?}; checked as sent (a list type would
+    # be converted leniently: an object passes as the list of its keys).
+    images: Any = None
 
 
 def check_message(text: str, settings: Settings, field: str = "message") -> str:
@@ -237,10 +245,11 @@ async def chat(
     name = data.name
     if name is not None:
         name = check.text("name", name, max_chars=MAX_NAME).strip()
+    images = _images.listed(data.images, "images", settings)
     with slots.take(request.user.id) as slot:
         turn = await Turn.start(sources, llm, request.user, message, name=name,
                                 conversation_id=data.conversation_id, project_id=data.project_id,
-                                tools=tools_for(request.user))
+                                tools=tools_for(request.user), images=images)
         if data.stream and resumable:
             return _detached(settings, detached, turn, Journal(turn_events, turn),
                              slot.hand_over())
@@ -287,30 +296,37 @@ async def list_conversations(
     ], "total": total}
 
 
+def _message(m: ChatMessage, images: list[StoredImage]) -> dict:
+    shown = {"id": m.id, "role": m.role, "name": m.name, "content": m.content,
+             "created_at": m.created_at, "status": m.status, "reply_to": m.reply_to}
+    return {**shown, "images": [image_json(i) for i in images]} if images else shown
+
+
 @get("/conversations/{conversation_id:str}", summary="One conversation")
 async def get_conversation(
-    request: Request, chats: NamedDependency[ChatStore], conversation_id: FromPath[str]
+    request: Request, chats: NamedDependency[ChatStore],
+    images: NamedDependency[MessageImages], conversation_id: FromPath[str]
 ) -> dict:
     conversation = await in_thread(chats.get, request.user.id, conversation_id)
     messages = await in_thread(chats.messages, request.user.id, conversation_id)
-    return {"id": conversation.id, "title": conversation.title, "messages": [
-        {"id": m.id, "role": m.role, "name": m.name, "content": m.content,
-         "created_at": m.created_at, "status": m.status, "reply_to": m.reply_to}
-        for m in messages
-    ]}
+    shown = await in_thread(images.store.of_conversation, request.user.id, conversation_id)
+    return {"id": conversation.id, "title": conversation.title,
+            "messages": [_message(m, shown.get(m.id, [])) for m in messages]}
 
 
 @delete("/conversations/{conversation_id:str}", summary="Delete a conversation",
         status_code=204)
 async def delete_conversation(
     request: Request, chats: NamedDependency[ChatStore],
-    extractor: NamedDependency[FactExtractor], conversation_id: FromPath[str],
+    extractor: NamedDependency[FactExtractor], images: NamedDependency[MessageImages],
+    conversation_id: FromPath[str],
 ) -> None:
     """The facts whose every quote was in it go with it, and the fact sheet is made
-    again without them."""
+    again without them; so do the files of its images that no other message shows."""
     user_id = request.user.id
     forgotten = await in_thread_shielded(delete_with_facts, chats, extractor.facts, user_id,
                                          conversation_id)
+    await in_thread_shielded(images.sweep, user_id)
     if forgotten:
         await extractor.regenerate_sheet(user_id)
 
