@@ -3,8 +3,8 @@
 An image is an https URL (kept by reference, fetched by the upstream) or a data URL,
 whose decoded bytes are kept in a file under the data dir named by their sha256, one
 directory per user: the same picture sent twice is one file. A file goes when no
-stored image of its user names it (`ImageFiles.sweep`, after deletes), or with its
-user. Only the upstream sees images: the message index gets the text alone.
+stored image of its user names it (`MessageImages.sweep`, after deletes), or with
+its user. Only the upstream sees images: the message index gets the text alone.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from functools import cached_property
 from pathlib import Path
 
 from store import ImageStore
+from store.clock import new_id
 from store.images import ImageIn, StoredImage
 
 # The image types a data URL may carry, each with its file extension.
@@ -82,7 +83,7 @@ class ImageFiles:
         if target.exists():
             return
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(f".{os.getpid()}.part")
+        partial = target.with_suffix(f".{new_id()}.part")  # unique: two writers never meet
         partial.write_bytes(image.data)
         os.replace(partial, target)
 
@@ -90,20 +91,22 @@ class ImageFiles:
         """A stored image's bytes; None when its file is gone."""
         try:
             return self.path(user_id, image.sha256, image.mime).read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # not there, or its folder either
             return None
 
-    def sweep(self, user_id: str, in_use: set[str]) -> int:
-        """Delete the user's files whose hash no stored image names; how many."""
+    def listed(self, user_id: str) -> list[Path]:
         folder = self._dir(user_id)
         if not folder.is_dir():
-            return 0
-        gone = 0
-        for file in folder.iterdir():
-            if file.suffix in EXTENSIONS.values() and file.stem not in in_use:
-                file.unlink(missing_ok=True)
-                gone += 1
-        return gone
+            return []
+        return [file for file in folder.iterdir() if file.suffix in EXTENSIONS.values()]
+
+    @staticmethod
+    def unlink_unused(files: list[Path], in_use: set[str]) -> int:
+        """Delete those of `files` whose hash is not `in_use`; how many."""
+        unused = [file for file in files if file.stem not in in_use]
+        for file in unused:
+            file.unlink(missing_ok=True)
+        return len(unused)
 
     def forget_user(self, user_id: str) -> None:
         shutil.rmtree(self._dir(user_id), ignore_errors=True)
@@ -117,15 +120,17 @@ class MessageImages:
         self.files = files
 
     def save_files(self, user_id: str, images: Sequence[Image]) -> None:
-        """Write the data URLs' files, before the rows naming them are committed."""
+        """Write the data URLs' files, once the rows naming them are committed."""
         for image in images:
             if image.data is not None:
                 self.files.save(user_id, image)
 
     def sweep(self, user_id: str) -> int:
-        """Delete the user's files no stored image names any more (after a delete, or
-        a turn that stored nothing)."""
-        return self.files.sweep(user_id, self.store.file_hashes(user_id))
+        """Delete the user's files no stored image names any more (after a delete).
+        The files are listed before the rows are read: a file written since a turn
+        committed its row (`save_files` comes after) is always named by what is read."""
+        files = self.files.listed(user_id)
+        return self.files.unlink_unused(files, self.store.file_hashes(user_id))
 
     def forget_user(self, user_id: str) -> None:
         self.files.forget_user(user_id)

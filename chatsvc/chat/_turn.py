@@ -100,18 +100,33 @@ class Stored:
         return cls(messages, sources.images.parts(user_id, conversation_id) if seen else {})
 
 
-def _start(sources: Sources, clock: Stopwatch, user_id: str, message: str, **options
+def _start(sources: Sources, clock: Stopwatch, user_id: str, message: str,
+           images: tuple[Image, ...], **options
            ) -> tuple[Conversation, ChatMessage, Stored | None]:
-    """Store the question and read the conversation's messages in one worker-thread
-    hop (under load each hop waits for a core, there and back). Messages None: the
-    read failed, and `Turn.prepare` reads again, where a turn's failures are handled
-    (the route reports them and frees the conversation the question claimed)."""
-    conversation, question = sources.chats.start_turn(user_id, message, **options)
+    """Store the question (with its images' rows) and read the conversation's messages
+    in one worker-thread hop (under load each hop waits for a core, there and back).
+    Messages None: the read failed, and `Turn.prepare` reads again, where a turn's
+    failures are handled (the route reports them and frees the conversation the
+    question claimed)."""
+    conversation, question = sources.chats.start_turn(
+        user_id, message, images=[image.stored() for image in images], **options)
+    _save_files(sources, user_id, images)
     try:
         with clock("history"):
             return conversation, question, Stored.read(sources, user_id, conversation.id)
     except Exception:
         return conversation, question, None
+
+
+def _save_files(sources: Sources, user_id: str, images: tuple[Image, ...]) -> None:
+    """The files of the images whose rows were just committed: written after them, a
+    file is never swept (ImageFiles.sweep) before its row can be seen, and a turn that
+    could not start leaves none. One that fails to write is logged: the turn goes on,
+    its text and the other images with it."""
+    try:
+        sources.images.save_files(user_id, images)
+    except OSError:
+        log.exception("could not write the image files of a message of user %s", user_id)
 
 
 def _from_wire(entry: dict) -> Message:
@@ -152,8 +167,8 @@ class Turn:
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost.
         `save_question` times the whole hop, which reads the history (`history`) too.
-        An embedding service starts on the query meanwhile (`HeadStart`). The files
-        of its `images` are written first, the rows naming them with the message."""
+        An embedding service starts on the query meanwhile (`HeadStart`). Its `images`
+        are stored with it (`_save_files`)."""
         received = time.perf_counter()
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
@@ -161,19 +176,15 @@ class Turn:
         head_start = HeadStart.when_remote(sources, message)
         try:
             with clock("save_question"):
-                if images:
-                    await in_thread_shielded(sources.images.save_files, user.id, images)
                 conversation, question, stored = await in_thread_shielded(
-                    _start, sources, clock, user.id, message,
+                    _start, sources, clock, user.id, message, images,
                     conversation_id=conversation_id, project_id=project_id, name=name,
                     hold_seconds=hold_seconds(sources.settings), lease=sources.turn_lease,
-                    reply_id=reply_id, images=[image.stored() for image in images],
+                    reply_id=reply_id,
                 )
         except BaseException:
             if head_start is not None:
                 head_start.drop()
-            if images:  # no row names the files just written
-                await in_thread_shielded(sources.images.sweep, user.id)
             raise
         return cls(sources, llm, user, conversation, question, reply_id, stored,
                    timings=timings, received_at=received, tools=tools, head_start=head_start,

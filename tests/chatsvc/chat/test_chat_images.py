@@ -175,3 +175,17 @@ def test_deleting_the_account_deletes_its_image_files(client, alice, bob, upstre
     assert response.status_code == 204
     assert [f.split("/")[0] for f in files(settings)] == [bob[0].id]
     assert not (settings.data_dir / "images" / alice[0].id).exists()
+
+
+def test_a_file_that_cannot_be_written_loses_the_image_not_the_turn(client, alice, upstream,
+                                                                    settings):
+    (settings.data_dir / "images").write_text("in the way")  # no directory can go there
+    upstream.script(Reply(chunks=["ok"]), Reply(chunks=["again"]))
+    sent = send(client, alice[1], [{"url": PNG_URL}])
+    assert sent.status_code == 200 and sent.json()["content"] == "ok"
+    image = question(client, alice[1], sent.json()["conversation_id"])["images"][0]
+    assert client.get(image["url"], headers=alice[1]).status_code == 404
+    send(client, alice[1], [], message="and now?",
+         conversation_id=sent.json()["conversation_id"])
+    # Its text goes on as history, without the image it lost.
+    assert {"role": "user", "content": "What is this?"} in upstream.requests[1].body["messages"]
