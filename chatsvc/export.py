@@ -13,9 +13,11 @@ import json
 from collections.abc import Iterable, Iterator
 
 from chatsvc.facts import evidence_json
+from chatsvc.images import image_json
 from store import NotFound, User
 from store.backend import Stores
 from store.clock import now_iso
+from store.images import StoredImage
 
 FORMAT = "chatsvc-export"
 VERSION = 1
@@ -50,6 +52,7 @@ def _conversations(stores: Stores, user_id: str) -> Iterable[dict]:
         try:  # one deleted meanwhile is simply not exported
             conversation = stores.chats.get(user_id, conversation_id)
             messages = stores.chats.messages(user_id, conversation_id)
+            images = stores.images.of_conversation(user_id, conversation_id)
         except NotFound:
             continue
         # The import route's shape (plus status and times): an answer that failed before
@@ -57,13 +60,15 @@ def _conversations(stores: Stores, user_id: str) -> Iterable[dict]:
         yield {"id": conversation.id, "title": conversation.title,
                "project_id": conversation.project_id,
                "created_at": conversation.created_at, "updated_at": conversation.updated_at,
-               "messages": [_message(m) for m in messages if m.content]}
+               "messages": [_message(m, images.get(m.id, [])) for m in messages
+                            if m.content]}
 
 
-def _message(message) -> dict:
+def _message(message, images: list[StoredImage]) -> dict:
     named = {"name": message.name} if message.name else {}
+    shown = {"images": [image_json(image) for image in images]} if images else {}
     return {"id": message.id, "role": message.role, "content": message.content, **named,
-            "status": message.status, "created_at": message.created_at}
+            "status": message.status, "created_at": message.created_at, **shown}
 
 
 def _facts(stores: Stores, user_id: str) -> Iterable[dict]:

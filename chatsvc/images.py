@@ -57,6 +57,14 @@ class Image:
                        detail=self.detail)
 
 
+def image_json(image: StoredImage) -> dict:
+    """How a message's image is shown (its conversation, the export): a file's `url` is
+    the route that serves it to its owner."""
+    kind = "url" if image.url is not None else "file"
+    return {"id": image.id, "kind": kind, "url": image.url or f"/api/images/{image.id}",
+            "mime": image.mime, "size": image.size, "detail": image.detail}
+
+
 def data_url(mime: str, data: bytes) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 

@@ -40,13 +40,12 @@ from chatsvc.chat import (
 )
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import delete_with_facts
-from chatsvc.images import MessageImages
+from chatsvc.images import MessageImages, image_json
 from chatsvc.llm import LLM
 from chatsvc.routes import _images
 from chatsvc.routes import _validate as check
 from chatsvc.routes._idle_ping import IdlePingResponse
 from chatsvc.routes._openapi import StreamingOperation
-from chatsvc.routes.images import image_json
 from context import message_limit
 from context.budget import tokens
 from context.tokens import get_tokenizer

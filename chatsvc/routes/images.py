@@ -1,8 +1,7 @@
 """GET /api/images/{id}: a stored image of the caller's messages (404 to anyone else).
 
 A data URL's image is served from its file, as the type it was sent as; an image
-kept by reference redirects to its https URL. `image_json` is how a conversation
-shows a message's images (GET /api/conversations/{id}).
+kept by reference redirects to its https URL.
 """
 
 from __future__ import annotations
@@ -15,13 +14,6 @@ from litestar.response import Redirect
 
 from chatsvc._threads import in_thread
 from chatsvc.images import MessageImages
-from store.images import StoredImage
-
-
-def image_json(image: StoredImage) -> dict:
-    kind = "url" if image.url is not None else "file"
-    return {"id": image.id, "kind": kind, "url": image.url or f"/api/images/{image.id}",
-            "mime": image.mime, "size": image.size, "detail": image.detail}
 
 
 @get("/images/{image_id:str}", summary="A stored image of the caller's", status_code=200)

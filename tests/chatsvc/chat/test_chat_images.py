@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 
 import pytest
 
 from chatsvc import Settings
 from chatsvc.reindex import backfill
 from chatsvc.testing import Reply
-from tests.chatsvc.chat.conftest import HTTPS_URL, PNG, PNG_URL
+from tests.chatsvc.chat.conftest import HTTPS_URL, PNG, PNG_URL, read_events
 
 GIF = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"
 GIF_URL = "data:image/gif;base64," + base64.b64encode(GIF).decode()
@@ -189,3 +190,23 @@ def test_a_file_that_cannot_be_written_loses_the_image_not_the_turn(client, alic
          conversation_id=sent.json()["conversation_id"])
     # Its text goes on as history, without the image it lost.
     assert {"role": "user", "content": "What is this?"} in upstream.requests[1].body["messages"]
+
+
+def test_the_export_lists_each_messages_images(client, alice, bob, upstream):
+    upstream.script(*[Reply(chunks=["ok"])] * 2)
+    sent = send(client, alice[1], [{"url": PNG_URL}, {"url": HTTPS_URL}]).json()
+    send(client, bob[1], [{"url": GIF_URL}])
+    document = client.get("/api/export", headers=alice[1]).json()
+    exported = document["conversations"][0]["messages"]
+    assert exported[0]["images"] == question(client, alice[1],
+                                             sent["conversation_id"])["images"]
+    assert "images" not in exported[1]  # the answer
+    assert "image/gif" not in json.dumps(document)  # bob's
+
+
+def test_a_streamed_turn_carries_its_images_too(client, alice, upstream):
+    upstream.script(Reply(chunks=["A ", "cat."]))
+    events = read_events(client, alice[1], {"message": "And this?", "images": [{"url": PNG_URL}]})
+    assert [e for e, _ in events][-1] == "done"
+    assert upstream.requests[0].body["messages"][-1]["content"][1] == {
+        "type": "image_url", "image_url": {"url": PNG_URL}}
