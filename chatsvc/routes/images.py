@@ -9,6 +9,7 @@ from __future__ import annotations
 from litestar import Request, Response, Router, get
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 from litestar.response import Redirect
 
@@ -16,7 +17,11 @@ from chatsvc._threads import in_thread
 from chatsvc.images import MessageImages
 
 
-@get("/images/{image_id:str}", summary="A stored image of the caller's", status_code=200)
+@get("/images/{image_id:str}", summary="A stored image of the caller's", status_code=200,
+     media_type="image/*", responses={
+         200: ResponseSpec(bytes, media_type="image/*",
+                           description="The image, as the type it was sent as"),
+         302: ResponseSpec(None, description="An image kept by reference: its https URL")})
 async def get_image(request: Request, images: NamedDependency[MessageImages],
                     image_id: FromPath[str]) -> Response:
     image, data = await in_thread(images.bytes_of, request.user.id, image_id)
