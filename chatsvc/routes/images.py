@@ -18,7 +18,7 @@ from chatsvc.images import MessageImages
 
 
 @get("/images/{image_id:str}", summary="A stored image of the caller's", status_code=200,
-     media_type="image/*", responses={
+     responses={
          200: ResponseSpec(bytes, media_type="image/*",
                            description="The image, as the type it was sent as"),
          302: ResponseSpec(None, description="An image kept by reference: its https URL")})
