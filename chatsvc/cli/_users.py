@@ -89,5 +89,6 @@ def _delete(args: argparse.Namespace) -> int:
             if typed.strip() != user.name:
                 return fail("not confirmed; nothing deleted")
         services.stores.accounts.delete(user.id)
+        services.images.forget_user(user.id)  # their image files, once the rows are gone
     print(f"deleted {args.name} and all their data")
     return 0

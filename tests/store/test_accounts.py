@@ -8,6 +8,7 @@ import pytest
 
 from store import ChunkIn, NotFound
 from store.facts import Evidence
+from store.images import ImageIn, add_images
 from store.sql import SQLITE
 from store.sqlite import _vecfeed
 from tests import _seed
@@ -59,6 +60,9 @@ def _fill(stores, user, seed: int) -> list[str]:
     conv = _seed.conversation(stores.db, user.id, title="trip")
     message = _seed.message(stores.db, user.id, conv, "I live in Lyon")
     _seed.message(stores.db, user.id, conv, "Noted", role="assistant")
+    with stores.db.transaction():
+        add_images(stores.db, user.id, message, [ImageIn(url="https://example.com/a.png")],
+                   "2026-01-01T00:00:00Z")
     fact = stores.facts.create(user.id, category="core", fact="Lives in Lyon",
                                embedding=_vec(seed))
     stores.facts.record_extraction(fact.id, user.id, message_id=message,
