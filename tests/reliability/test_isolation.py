@@ -32,6 +32,14 @@ OWNED = {
     ("DELETE", "/api/conversations/{conversation_id:str}"): ("conversation", None),
     ("GET", "/api/conversations/{conversation_id:str}/stream"): ("conversation", None),
     ("POST", "/api/conversations/{conversation_id:str}/stop"): ("conversation", None),
+    ("PATCH", "/api/conversations/{conversation_id:str}"): ("conversation",
+                                                           {"title": "hijacked"}),
+    ("PUT", "/api/conversations/{conversation_id:str}/branch"): ("conversation",
+                                                                {"message_id": "x"}),
+    ("POST", "/api/conversations/{conversation_id:str}/regenerate"): ("conversation",
+                                                                     {"stream": False}),
+    ("PUT", "/api/messages/{message_id:str}/feedback"): ("answer", {"rating": "down"}),
+    ("DELETE", "/api/messages/{message_id:str}/feedback"): ("answer", None),
     ("GET", "/api/images/{image_id:str}"): ("image", None),
     ("GET", "/api/posts/{post_id:str}"): ("draft", None),  # an admin's unpublished post
 }
@@ -94,6 +102,8 @@ def alices(client, services, alice, admin, upstream):
         "title": "Alice's diary", "content": "Alice hid the key under the blue flowerpot."})
     upstream.script(Reply(chunks=["noted"]), Reply(chunks=["a map"]))
     conversation = chat(client, headers, "my secret plan")[0][1]["conversation_id"]
+    answer = client.get(f"/api/conversations/{conversation}",
+                        headers=headers).json()["messages"][1]
     pictured = client.post("/api/chat", headers=headers, json={
         "message": "my treasure map", "stream": False, "images": [{"url": PNG_URL}]}).json()
     image = client.get(f"/api/conversations/{pictured['conversation_id']}",
@@ -103,7 +113,8 @@ def alices(client, services, alice, admin, upstream):
     settled(services)
     return {"fact": fact["id"], "memory": memory["id"], "entry": entry["id"],
             "job": entry["job_id"],
-            "conversation": conversation, "draft": draft["id"], "image": image["id"]}
+            "conversation": conversation, "draft": draft["id"], "image": image["id"],
+            "answer": answer["id"]}
 
 
 def fill(route: str, object_id: str) -> str:

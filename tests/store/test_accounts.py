@@ -59,7 +59,8 @@ def _fill(stores, user, seed: int) -> list[str]:
     """Data of every domain for `user`; returns its knowledge chunk ids."""
     conv = _seed.conversation(stores.db, user.id, title="trip")
     message = _seed.message(stores.db, user.id, conv, "I live in Lyon")
-    _seed.message(stores.db, user.id, conv, "Noted", role="assistant")
+    answer = _seed.message(stores.db, user.id, conv, "Noted", role="assistant")
+    stores.chats.rate(user.id, answer, "up", None)
     with stores.db.transaction():
         add_images(stores.db, user.id, message, [ImageIn(url="https://example.com/a.png")],
                    "2026-01-01T00:00:00Z")
@@ -69,6 +70,7 @@ def _fill(stores, user, seed: int) -> list[str]:
                                    extracted_at="2026-01-01T00:00:00Z")
     stores.facts.add_evidence(user.id, fact.id, [
         Evidence(message, conv, "I live in Lyon", "2026-01-01T00:00:00Z")])
+    stores.facts.record_forget(user.id, message_id=message, facts=1)
     stores.fact_sheets.save(user.id, facts_json="[]", fact_count=0, dedup_log=None,
                             now=datetime.now(UTC))
     stores.memories.create(user.id, type="note", scope="global", content="likes tea",
