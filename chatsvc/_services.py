@@ -17,6 +17,7 @@ from chatsvc.chat import Sources, TurnClaims
 from chatsvc.embeddings import Embedder, PriorityEmbedder, build_embedder, with_priority
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import FactService
+from chatsvc.images import ImageFiles, MessageImages
 from chatsvc.indexing import Indexer
 from chatsvc.knowledge import KnowledgeService
 from chatsvc.llm import LLM
@@ -44,6 +45,7 @@ class Services:
     slots: StreamSlots  # chat turns each user runs in this process
     indexer: Indexer  # background jobs and backfill; services call `indexer.wake()`
     uploads: Uploads  # uploaded files: stored by the request, turned into entries by jobs
+    images: MessageImages  # user messages' images: rows and their files under the data dir
     warmup: Warmup  # loads what the first turn reads, at start-up (the app runs it)
     jwt: JwtVerifier | None  # JWT bearer tokens, when CHATSVC_JWT_* configures them
 
@@ -71,12 +73,14 @@ class Services:
         knowledge = KnowledgeService(settings, stores.knowledge, embedder, llm, indexer)
         recall = RecallService(stores.messages, embedder, indexer)
         uploads = Uploads(settings, knowledge, indexer)
+        images = MessageImages(stores.images, ImageFiles(settings.data_dir / "images"))
         claims = TurnClaims(stores.chats, settings.data_dir,
                             lease_seconds=settings.turn_lease_seconds)
         sources = Sources(
             settings=settings, db=db, embedder=embedder, chats=stores.chats,
             fact_sheets=stores.fact_sheets, facts=stores.facts, memory=memory_service,
-            knowledge=knowledge, posts=stores.posts, recall=recall, turn_lease=claims.lease,
+            knowledge=knowledge, posts=stores.posts, recall=recall, images=images,
+            turn_lease=claims.lease,
         )
         warmup = Warmup(settings, sources, stores.chats, llm)
         return cls(
@@ -85,7 +89,8 @@ class Services:
             memory_service=memory_service, knowledge=knowledge, extractor=extractor,
             recall=recall, sources=sources, claims=claims,
             slots=StreamSlots(settings.max_streams_per_user), indexer=indexer, uploads=uploads,
-            warmup=warmup, jwt=JwtVerifier(settings) if settings.jwt_enabled else None,
+            images=images, warmup=warmup,
+            jwt=JwtVerifier(settings) if settings.jwt_enabled else None,
         )
 
     async def aclose(self) -> None:

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 from chatsvc._auth_settings import check_auth
 from chatsvc._env_vars import ENV_VARS as _ENV_VARS
 from chatsvc._errors import SettingsError
+from chatsvc._image_settings import with_image_body_limit
 from chatsvc.documents import MAX_PAGES
 from chatsvc.local_cpu import CPU_MODES
 from chatsvc.local_models import CHAT_MODELS
@@ -131,6 +132,11 @@ class Settings:
     # fit. None: not known (hosted models' windows dwarf the budgets).
     llm_context_tokens: int | None = None
     llm_retry_backoff_seconds: float = 0.25
+    # Image parts in chat messages (chatsvc.images): sent upstream only when the model
+    # can see (never the bundled models); count and decoded size of each message's.
+    llm_vision: bool = False
+    max_images: int = 4
+    max_image_bytes: int = 5 * 1024 * 1024
 
     # Chat: where the per-message block goes, snapshot pinning, budgets, SSE.
     context_strategy: str = DEFAULT_STRATEGY
@@ -280,7 +286,7 @@ class Settings:
                 "by at least 2000 (room for the prompt and the repair retry)."
             )
         check_auth(self)
-        return self._with_embed_defaults()
+        return with_image_body_limit(self._with_embed_defaults())
 
     def _with_embed_defaults(self) -> Settings:
         model = self.embed_model or DEFAULT_EMBED_MODEL[self.embeddings]
@@ -311,6 +317,11 @@ class Settings:
         """Whether chat turns offer the model tools: the bundled local models cannot
         choose among them, any other upstream is assumed to support them."""
         return self.tools == "auto" and not self.llm_is_bundled
+
+    @property
+    def vision_enabled(self) -> bool:
+        """Whether image parts reach the model: LLM_VISION, never for a bundled model."""
+        return self.llm_vision and not self.llm_is_bundled
 
     @property
     def reply_reserve_tokens(self) -> int:

@@ -13,9 +13,11 @@ import json
 from collections.abc import Iterable, Iterator
 
 from chatsvc.facts import evidence_json, forget_json
+from chatsvc.images import image_json
 from store import NotFound, User
 from store.backend import Stores
 from store.clock import now_iso
+from store.images import StoredImage
 
 FORMAT = "chatsvc-export"
 VERSION = 1
@@ -51,6 +53,7 @@ def _conversations(stores: Stores, user_id: str) -> Iterable[dict]:
         try:  # one deleted meanwhile is simply not exported
             view = stores.chats.branch_view(user_id, conversation_id)
             messages = stores.chats.messages(user_id, conversation_id)
+            images = stores.images.of_conversation(user_id, conversation_id)
         except NotFound:
             continue
         conversation, shown = view.conversation, {m.id for m in view.messages}
@@ -61,19 +64,21 @@ def _conversations(stores: Stores, user_id: str) -> Iterable[dict]:
         yield {"id": conversation.id, "title": conversation.title,
                "project_id": conversation.project_id, "archived": conversation.archived,
                "created_at": conversation.created_at, "updated_at": conversation.updated_at,
-               "messages": [_message(m, ratings) for m in view.messages if m.content],
-               "off_branch": [_message(m, ratings) for m in messages
+               "messages": [_message(m, ratings, images) for m in view.messages if m.content],
+               "off_branch": [_message(m, ratings, images) for m in messages
                               if m.content and m.id not in shown]}
 
 
-def _message(message, ratings: dict) -> dict:
+def _message(message, ratings: dict, images: dict[str, list[StoredImage]]) -> dict:
     named = {"name": message.name} if message.name else {}
     rated = ratings.get(message.id)
     feedback = {"feedback": {"rating": rated.rating, "comment": rated.comment,
                              "updated_at": rated.updated_at}} if rated else {}
+    kept = images.get(message.id)
+    pictured = {"images": [image_json(image) for image in kept]} if kept else {}
     return {"id": message.id, "role": message.role, "content": message.content, **named,
             "status": message.status, "parent_id": message.parent_id,
-            "created_at": message.created_at, **feedback}
+            "created_at": message.created_at, **feedback, **pictured}
 
 
 def _facts(stores: Stores, user_id: str) -> Iterable[dict]:

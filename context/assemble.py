@@ -25,7 +25,18 @@ from datetime import date
 
 from context import render
 from context.budget import Budgets, fit_lines, tokens, trim_history
-from context.layers import Doc, Excerpt, FactHit, MemoryItem, Message, Post, SheetFact, Snippet
+from context.layers import (
+    Doc,
+    Excerpt,
+    FactHit,
+    MemoryItem,
+    Message,
+    Post,
+    SheetFact,
+    Snippet,
+    content_text,
+    with_images,
+)
 from context.snapshot import Snapshot
 from context.tokens import DEFAULT_TOKENIZER, Tokenizer
 
@@ -182,9 +193,12 @@ def assemble(
     strategy: str = DEFAULT_STRATEGY,
     budgets: Budgets = DEFAULT_BUDGETS,
     after: Sequence[Message] = (),
+    images: Sequence[dict] = (),
 ) -> Assembly:
     """The prompt. `after`: what followed the current user message in its own turn
-    (assistant tool calls and their results), sent after it and never trimmed."""
+    (assistant tool calls and their results), sent after it and never trimmed.
+    `images`: the current message's image parts, sent with its text and nowhere else
+    (the stable prefix and the block never depend on them)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown placement strategy {strategy!r}: use one of {STRATEGIES}")
     sections, shown = _stable_sections(snapshot, today, timezone, budgets)
@@ -217,17 +231,17 @@ def assemble(
         dynamic.excerpts, {m.content for m in kept} | {current}))
     block, recalled = _block(dynamic, block_budget, seen, tokenizer)
     conversation = [entry for m in kept for entry in _with_context(m)]
-    conversation.append({"role": "user", "content": current})
+    conversation.append({"role": "user", "content": with_images(current, tuple(images))})
 
     messages, context_index = _place(strategy, stable + instructions, conversation, block)
     messages += [m.wire() for m in after]
 
     counts = {name: tokens(text, tokenizer) for name, text in sections.items()}
     counts["message_context"] = tokens(block, tokenizer) if block else 0
-    counts["history"] = sum(tokens(m["content"], tokenizer)
+    counts["history"] = sum(tokens(content_text(m["content"]), tokenizer)
                             for m in instructions + conversation[:-1])
     counts["current"] = tokens(current, tokenizer)
-    counts["total"] = sum(tokens(m["content"], tokenizer) for m in messages)
+    counts["total"] = sum(tokens(content_text(m["content"]), tokenizer) for m in messages)
     return Assembly(
         messages=messages,
         prefix_hash=prefix_hash(stable),

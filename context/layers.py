@@ -94,6 +94,18 @@ class Post:
     excerpt: str
 
 
+def with_images(text: str, images: tuple[dict, ...]) -> str | list[dict]:
+    """A message's content: its text, or with images its text part and theirs."""
+    return [{"type": "text", "text": text}, *images] if images else text
+
+
+def content_text(content: str | list[dict] | None) -> str:
+    """The text of a message's content, whether a string or a list of parts."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if p.get("type") == "text")
+    return content or ""
+
+
 @dataclass(frozen=True)
 class Message:
     """A history message: role is user, assistant, tool or system (an API client's own).
@@ -101,7 +113,8 @@ class Message:
     `context` is the per-message block that was sent with a user message, kept only
     by layouts that retain blocks in the history. An assistant message that called
     tools carries its `tool_calls` (OpenAI's shape, as sent), a tool result the
-    `tool_call_id` it answers.
+    `tool_call_id` it answers. A user message's `images` are OpenAI `image_url`
+    parts: it is then sent as a list of parts, its text first.
     """
 
     role: str
@@ -109,10 +122,11 @@ class Message:
     context: str = ""
     tool_calls: tuple[dict, ...] = ()
     tool_call_id: str = ""
+    images: tuple[dict, ...] = ()
 
     def wire(self) -> dict:
         """The message as sent upstream: the same bytes every time it is replayed."""
-        entry: dict = {"role": self.role, "content": self.content}
+        entry: dict = {"role": self.role, "content": with_images(self.content, self.images)}
         if self.tool_calls:
             entry["tool_calls"] = list(self.tool_calls)
         if self.tool_call_id:

@@ -65,16 +65,19 @@ class Accounts:
         found = [Summary(user_of(row), row["message_count"], row["fact_count"]) for row in rows]
         return found, self.db.scalar("SELECT count(*) FROM users")
 
-    def delete(self, user_id: str) -> None:
+    def delete(self, user_id: str) -> list[str]:
         """The user and everything they own, vectors included, and so every end user of
-        theirs (a service account's, an issuer's); NotFound when absent."""
+        theirs (a service account's, an issuer's); NotFound when absent. Returns the
+        deleted users' ids (the files kept outside the database go by them)."""
+        deleted = []
         with self.db.transaction():
             end_users = self.db.execute("SELECT id FROM users WHERE owner_id = $id",
                                         {"id": user_id}).fetchall()
             for row in end_users:
-                self.delete(row["id"])
+                deleted += self.delete(row["id"])
             for part in self.parts:
                 part.forget_user(user_id)
             cursor = self.db.execute("DELETE FROM users WHERE id = $id", {"id": user_id})
             if cursor.rowcount == 0:
                 raise NotFound(f"no user {user_id}")
+        return [*deleted, user_id]

@@ -19,6 +19,7 @@ from store.exchanges import Exchanges
 from store.extraction import ExtractionQueue
 from store.fact_sheets import FactSheets
 from store.facts import Facts
+from store.images import Images
 from store.jobs import Jobs
 from store.knowledge import Knowledge
 from store.memory import Memories
@@ -45,6 +46,7 @@ class Stores:
     jobs: contract.JobStore
     messages: contract.MessageIndexStore  # conversational recall
     imports: contract.ImportStore
+    images: contract.ImageStore  # user messages' images (by URL or a file's hash)
 
 
 def open_database(
@@ -82,5 +84,5 @@ def stores_for(
         imports=ConversationImports(db),
         # Every store holding user data no foreign key reaches (vectors, full text).
         accounts=Accounts(db, parts=[facts, memories, knowledge, messages]),
-        jobs=Jobs(db),
+        jobs=Jobs(db), images=Images(db),
     )

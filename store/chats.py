@@ -21,6 +21,7 @@ conversation's latest streamed turn).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -30,6 +31,7 @@ from store.chat_usage import Usage
 from store.clock import iso, new_id, now_iso, utc_now
 from store.contract import Database
 from store.feedback import Rating
+from store.images import ImageIn, add_images
 from store.sql import record
 
 TITLE_CHARS = 80
@@ -190,13 +192,15 @@ class Chats(Branching, Rating, Usage):
         project_id: str | None = None, name: str | None = None,
         hold_seconds: float = TURN_HOLD_SECONDS, lease: TurnLease | None = None,
         reply_id: str | None = None, edit: bool = False, parent_id: str | None = None,
+        images: Sequence[ImageIn] = (),
     ) -> tuple[Conversation, ChatMessage]:
         """Store the user's message (creating the conversation when none is given) and
         claim the conversation for this turn, for `hold_seconds` at most (a lease's
         length, renewed, with `lease`); TurnInProgress while another holds it.
         The message follows the visible branch's last one, or with `edit` the answer
         `parent_id` (None: none), starting a branch there (store.branches).
-        `reply_id`: the answer's empty `pending` row too, in the same transaction. One
+        `reply_id`: the answer's empty `pending` row too, and the message's `images`, in
+        the same transaction. One
         commit, not two: on SQLite every other connection that sees a commit drops its
         page cache and memory map, and a second commit landing while the turn searches
         cost its first read ~3 ms (docs/chat.md, Benchmark)."""
@@ -228,6 +232,7 @@ class Chats(Branching, Rating, Usage):
                 {"id": message_id, "conversation": conversation_id, "user": user_id,
                  "name": name, "content": content, "parent": parent, "now": claim["now"]},
             )
+            add_images(self.db, user_id, message_id, images, claim["now"])
             if reply_id is not None:
                 self._store_pending(user_id, conversation_id, message_id, reply_id)
             if edit:

@@ -19,16 +19,17 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from store._account_contract import AccountStore, UserStore  # noqa: F401 (public here)
 from store._chat_contract import ChatBranchStore
+from store._message_contract import ExchangeStore, ImageStore  # noqa: F401 (public here)
 from store._vector_state import EmbedJob, VectorState, VectorStatus  # noqa: F401 (public here)
 from store._work_contract import ExtractionQueueStore, JobStore  # noqa: F401 (public here)
 
 if TYPE_CHECKING:
     from store.chat_usage import ModelUsage
     from store.chats import AssistantReply, ChatMessage, Conversation, TurnLease
-    from store.exchanges import Answer, Recorded, Said
     from store.fact_sheets import FactSheet, SheetInputs
     from store.facts import Evidence, Fact, FactHit
     from store.hybrid import Ranking
+    from store.images import ImageIn
     from store.knowledge import ChunkIn, Entry, EntryIn, Hit, Saved
     from store.memory import Memory, MemorySnapshot
     from store.posts import Post
@@ -156,7 +157,8 @@ class ChatStore(ChatBranchStore, Protocol):
                    project_id: str | None = None, name: str | None = None,
                    hold_seconds: float = ..., lease: TurnLease | None = None,
                    reply_id: str | None = None, edit: bool = False,
-                   parent_id: str | None = None) -> tuple[Conversation, ChatMessage]: ...
+                   parent_id: str | None = None, images: Sequence[ImageIn] = (),
+                   ) -> tuple[Conversation, ChatMessage]: ...
 
     def renew_turns(self, owner: str, *, lease_seconds: float) -> int: ...
 
@@ -174,15 +176,6 @@ class ChatStore(ChatBranchStore, Protocol):
     def delete(self, user_id: str, conversation_id: str) -> None: ...
 
     def usage(self, user_id: str, start: str, end: str) -> list[ModelUsage]: ...
-
-
-@runtime_checkable
-class ExchangeStore(Protocol):
-    def record_question(self, user_id: str, said: list[Said], *, key: str | None = None
-                        ) -> Recorded: ...
-
-    def record_answer(self, user_id: str, recorded: Recorded, said: list[Said],
-                      answer: Answer) -> str: ...
 
 
 @runtime_checkable

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from store.chats import Chats, Conversation, title_for
 from store.clock import new_id, now_iso
 from store.contract import Database
+from store.images import ImageIn, add_images
 from store.sql import in_list, record
 
 
@@ -43,6 +45,7 @@ class Recorded:
     conversation: Conversation
     question_id: str  # the stored current question
     answer_wanted: bool  # its answer is not stored yet
+    added: bool = True  # the question was stored now (with its images), not by a retry
 
 
 @dataclass(frozen=True)
@@ -78,10 +81,11 @@ class Exchanges:
         self.db = db
         self.chats = chats
 
-    def record_question(self, user_id: str, said: list[Said], *, key: str | None = None
-                        ) -> Recorded:
-        """Store what `said` (ending with the current question) adds, as above, in one
-        transaction (a SQLite write transaction excludes a concurrent retry's)."""
+    def record_question(self, user_id: str, said: list[Said], *, key: str | None = None,
+                        images: Sequence[ImageIn] = ()) -> Recorded:
+        """Store what `said` (ending with the current question, which keeps `images`)
+        adds, as above, in one transaction (a SQLite write transaction excludes a
+        concurrent retry's, which stores no images)."""
         chains = chain_of(said)
         with self.db.transaction():
             named = self._named(user_id, key) if key is not None else None
@@ -89,7 +93,7 @@ class Exchanges:
             match = self._longest(user_id, chains, scope) if key is None or named else None
             if match and match.index == len(said) - 1:  # a retry
                 return Recorded(self.chats.get(user_id, match.conversation_id),
-                                match.message_id, answer_wanted=match.latest)
+                                match.message_id, answer_wanted=match.latest, added=False)
             forked = None
             if key is None and match and not match.latest:
                 forked, match = match.conversation_id, None  # a conversation of its own
@@ -98,6 +102,7 @@ class Exchanges:
                 conversation_id = self._create(user_id, said, key, forked)
             first = match.index + 1 if match else 0
             ids = self._append(user_id, conversation_id, said[first:], chains[first:])
+            add_images(self.db, user_id, ids[-1], images, now_iso())
             return Recorded(self.chats.get(user_id, conversation_id), ids[-1],
                             answer_wanted=True)
 

@@ -9,9 +9,11 @@ snapshot (as on /api/chat), so the prefix stays byte-identical from turn to turn
 Storage failing never fails the request: it is logged and the answer still goes out;
 the client sends the lost messages again with its next request, which stores them.
 
-What is kept: the user's messages and the assistant's text answers. An assistant
-message that calls tools and the tools' results are the client's (it sends them
-again with every request) and are not stored: a turn with tools is kept as its
+What is kept: the user's messages and the assistant's text answers, and the images
+of the current question (as /api/chat keeps a message's: rows with it, files written
+once they committed); earlier messages a request adds keep their text alone. An
+assistant message that calls tools and the tools' results are the client's (it sends
+them again with every request) and are not stored: a turn with tools is kept as its
 question and its final text answer.
 """
 
@@ -25,6 +27,7 @@ from chatsvc._threads import in_thread_shielded
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._prepare import Prepared
 from chatsvc.chat._relay import Outcome
+from chatsvc.images import Image
 from context import Message
 from store import NotFound, StoreError
 from store.chats import Conversation
@@ -51,16 +54,21 @@ class Exchange:
 
     @classmethod
     async def record(cls, sources: Sources, store: ExchangeStore, user_id: str,
-                     history: Sequence[Message], current: str, key: str | None
-                     ) -> Exchange | None:
-        """The exchange with its question stored; None when that failed (logged)."""
+                     history: Sequence[Message], current: str, key: str | None,
+                     images: Sequence[Image] = ()) -> Exchange | None:
+        """The exchange with its question (and the question's `images`) stored; None
+        when that failed (logged)."""
         said = said_of(history, current)
         try:
-            recorded = await in_thread_shielded(store.record_question, user_id, said, key=key)
+            recorded = await in_thread_shielded(
+                store.record_question, user_id, said, key=key,
+                images=[image.stored() for image in images])
         except StoreError as exc:
             log.warning("could not store a /v1 question (the answer goes out unstored): %s",
                         exc)
             return None
+        if recorded.added and any(image.data is not None for image in images):
+            await _save_files(sources, user_id, images)
         sources.recall.index_soon()
         return cls(sources, store, user_id, said, recorded)
 
@@ -89,3 +97,12 @@ class Exchange:
             log.warning("could not store a /v1 answer (it went out): %s", exc)
         else:
             self.sources.recall.index_soon()
+
+
+async def _save_files(sources: Sources, user_id: str, images: Sequence[Image]) -> None:
+    """The question's image files, once their rows committed (chatsvc.chat._turn's
+    `_save_files`); one that fails to write is logged, the request goes on."""
+    try:
+        await in_thread_shielded(sources.images.save_files, user_id, images)
+    except OSError:
+        log.exception("could not write the image files of a /v1 message of user %s", user_id)

@@ -16,6 +16,7 @@ from chatsvc._threads import in_thread
 from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.embeddings import Embedder
 from chatsvc.fact_sheet import context_facts
+from chatsvc.images import MessageImages
 from chatsvc.knowledge import KnowledgeService
 from chatsvc.memory import MemoryService
 from chatsvc.recall import RecallService
@@ -68,6 +69,7 @@ class Sources:
     knowledge: KnowledgeService
     posts: PostStore
     recall: RecallService
+    images: MessageImages  # user messages' images (rows and files)
     # This process's lease on the conversations its turns claim (TurnClaims renews it);
     # None: a claim holds for the turn's whole hold.
     turn_lease: TurnLease | None = None

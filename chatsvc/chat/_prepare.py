@@ -223,8 +223,9 @@ async def prepare(
     sources: Sources, user: User, *, conversation: Conversation | None,
     history: Sequence[Message], current: str, project_id: str | None = None,
     now: datetime | None = None, after: Sequence[Message] = (),
-    head_start: HeadStart | None = None,
+    head_start: HeadStart | None = None, images: Sequence[dict] = (),
 ) -> Prepared:
+    """`images`: the current message's image parts (OpenAI's), sent with it alone."""
     timings: dict[str, float] = {}
     clock = Stopwatch(timings)
     started = time.perf_counter()
@@ -243,6 +244,7 @@ async def prepare(
             history=history,
             current=current,
             after=after,
+            images=images,
             strategy=settings.context_strategy,
             budgets=Budgets(history=settings.history_tokens,
                             message_context=settings.context_tokens,

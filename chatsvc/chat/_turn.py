@@ -33,6 +33,7 @@ from chatsvc.chat._relay import SHUTDOWN, Outcome, Relay
 from chatsvc.chat._stopwatch import Stopwatch
 from chatsvc.chat._tool_loop import ToolEvent, ToolRunner
 from chatsvc.facts import branched
+from chatsvc.images import Image
 from chatsvc.llm import LLM
 from context import Message
 from store import (
@@ -49,7 +50,6 @@ from store.clock import new_id
 log = logging.getLogger("chatsvc.chat")
 
 Begin = Callable[[], tuple[Conversation, ChatMessage]]
-Started = tuple[Conversation, ChatMessage, list[ChatMessage] | None, list[str]]
 
 # The answer exists only in memory once streamed: outwait another writer's lock
 # this long (retrying every SAVE_RETRY_SECONDS) rather than lose it.
@@ -74,21 +74,46 @@ DELETED = Outcome("error", "", error_code="conversation_deleted",
                                 "the answer was not stored")
 
 
-def history_of(messages: list[ChatMessage], current_id: str) -> list[Message]:
-    """What the model saw and said before (with any kept per-message block), no empties;
-    an answer that used tools as its stored exchange, exactly as it was sent."""
-    history = []
+def history_of(messages: list[ChatMessage], current_id: str,
+               images: dict[str, tuple[dict, ...]] | None = None) -> list[Message]:
+    """What the model saw and said before (with any kept per-message block and the
+    images of a user message), no empties; an answer that used tools as its stored
+    exchange, exactly as it was sent."""
+    history, images = [], images or {}
     for m in messages:
         if m.tool_exchange:
             history.extend(_from_wire(entry) for entry in m.tool_exchange)
         elif m.id != current_id and m.content:
-            history.append(Message(m.role, m.content, m.context or ""))
+            history.append(Message(m.role, m.content, m.context or "",
+                                   images=images.get(m.id, ())))
     return history
 
 
+@dataclass(frozen=True)
+class Stored:
+    """A conversation as a turn reads it: its visible branch's messages and, when the
+    model can see, the image parts of its user messages by message id."""
+
+    messages: list[ChatMessage]
+    images: dict[str, tuple[dict, ...]]
+
+    @classmethod
+    def read(cls, sources: Sources, user_id: str, conversation_id: str) -> Stored:
+        messages = sources.chats.branch(user_id, conversation_id)
+        seen = sources.settings.vision_enabled
+        if not seen:
+            return cls(messages, {})
+        shown = {m.id for m in messages if m.role == "user"}
+        return cls(messages, sources.images.parts(user_id, conversation_id, only=shown))
+
+
+Started = tuple[Conversation, ChatMessage, Stored | None, list[str]]
+
+
 def _start(sources: Sources, clock: Stopwatch, user_id: str, begin: Begin,
-           branching: str | None) -> Started:
-    """Store the question (`begin()`) and read the conversation's visible branch in one
+           branching: str | None, images: tuple[Image, ...] = ()) -> Started:
+    """Store the question (`begin()`, with its images' rows), write its images' files
+    once that committed, and read the conversation's visible branch in one
     worker-thread hop (under load each hop waits for a core, there and back). A turn
     that changes the branch of conversation `branching` forgets, in the same
     transaction, the facts left resting only on abandoned messages (chatsvc.facts).
@@ -101,11 +126,24 @@ def _start(sources: Sources, clock: Stopwatch, user_id: str, begin: Begin,
     else:
         (conversation, question), forgotten = branched(chats, sources.facts, user_id,
                                                        branching, begin)
+    _save_files(sources, user_id, images)
     try:
         with clock("history"):
-            return conversation, question, chats.branch(user_id, conversation.id), forgotten
+            return conversation, question, Stored.read(sources, user_id, conversation.id), \
+                forgotten
     except Exception:
         return conversation, question, None, forgotten
+
+
+def _save_files(sources: Sources, user_id: str, images: tuple[Image, ...]) -> None:
+    """The files of the images whose rows were just committed: written after them, a
+    file is never swept (ImageFiles.sweep) before its row can be seen, and a turn that
+    could not start leaves none. One that fails to write is logged: the turn goes on,
+    its text and the other images with it."""
+    try:
+        sources.images.save_files(user_id, images)
+    except OSError:
+        log.exception("could not write the image files of a message of user %s", user_id)
 
 
 def _from_wire(entry: dict) -> Message:
@@ -121,7 +159,7 @@ class Turn:
     conversation: Conversation
     question: ChatMessage
     reply_id: str
-    stored: list[ChatMessage] | None  # the visible branch, the question included
+    stored: Stored | None  # the visible branch, the question included
     prepared: Prepared | None = None
     relay: Relay | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -132,6 +170,7 @@ class Turn:
     saved: bool = False  # the answer is stored (which freed the conversation)
     head_start: HeadStart | None = None  # the query's embedding, under way since the start
     forgotten: list[str] = field(default_factory=list)  # facts gone with an abandoned branch
+    images: tuple[Image, ...] = ()  # the question's, sent with it
 
     def to_upstream(self) -> float | None:
         """Seconds from taking the request to starting the upstream call."""
@@ -143,19 +182,23 @@ class Turn:
         cls, sources: Sources, llm: LLM, user: User, message: str, *,
         conversation_id: str | None, project_id: str | None, name: str | None = None,
         tools: ToolRunner | None = None, edit: bool = False, parent_id: str | None = None,
+        images: tuple[Image, ...] = (),
     ) -> Turn:
         """Persist the user's message first: whatever fails later, it is not lost.
         `save_question` times the whole hop, which reads the history (`history`) too.
         An embedding service starts on the query meanwhile (`HeadStart`). `edit`: the
-        message follows `parent_id` (store.chats.Chats.start_turn), a new branch."""
+        message follows `parent_id` (store.chats.Chats.start_turn), a new branch. Its
+        `images` are stored with it (`_save_files`)."""
         reply_id = new_id()
         begin = partial(
             sources.chats.start_turn, user.id, message, conversation_id=conversation_id,
             project_id=project_id, name=name, hold_seconds=hold_seconds(sources.settings),
-            lease=sources.turn_lease, reply_id=reply_id, edit=edit, parent_id=parent_id)
+            lease=sources.turn_lease, reply_id=reply_id, edit=edit, parent_id=parent_id,
+            images=[image.stored() for image in images])
         return await cls._begin(sources, llm, user, reply_id, begin,
                                 branching=conversation_id if edit else None, tools=tools,
-                                head_start=HeadStart.when_remote(sources, message))
+                                head_start=HeadStart.when_remote(sources, message),
+                                images=images)
 
     @classmethod
     async def regenerate(cls, sources: Sources, llm: LLM, user: User, conversation_id: str, *,
@@ -172,31 +215,33 @@ class Turn:
     @classmethod
     async def _begin(cls, sources: Sources, llm: LLM, user: User, reply_id: str, begin: Begin,
                      *, branching: str | None, tools: ToolRunner | None,
-                     head_start: HeadStart | None = None) -> Turn:
+                     head_start: HeadStart | None = None, images: tuple[Image, ...] = ()
+                     ) -> Turn:
         received = time.perf_counter()
         timings: dict[str, float] = {}
         clock = Stopwatch(timings)
         try:
             with clock("save_question"):
                 conversation, question, stored, forgotten = await in_thread_shielded(
-                    _start, sources, clock, user.id, begin, branching)
+                    _start, sources, clock, user.id, begin, branching, images)
         except BaseException:
             if head_start is not None:
                 head_start.drop()
             raise
         return cls(sources, llm, user, conversation, question, reply_id, stored,
                    timings=timings, received_at=received, tools=tools, head_start=head_start,
-                   forgotten=forgotten)
+                   forgotten=forgotten, images=images)
 
     async def prepare(self, *, streaming: bool = True) -> Prepared:
         """The prompt, and the relay of its answer (which streams or not: Limits)."""
         if self.stored is None:
-            self.stored = await in_thread(self.sources.chats.branch, self.user.id,
+            self.stored = await in_thread(Stored.read, self.sources, self.user.id,
                                           self.conversation.id)
         self.prepared = await prepare(
             self.sources, self.user, conversation=self.conversation,
-            history=history_of(self.stored, self.question.id), current=self.question.content,
-            project_id=self.conversation.project_id, head_start=self.head_start,
+            history=history_of(self.stored.messages, self.question.id, self.stored.images),
+            current=self.question.content, project_id=self.conversation.project_id,
+            head_start=self.head_start, images=self._question_images(),
         )
         settings = self.sources.settings
         self.relay = Relay(
@@ -210,6 +255,13 @@ class Turn:
             self.relay.stop(self.stopping)
         self.prepared.timings.update(self.timings)
         return self.prepared
+
+    def _question_images(self) -> tuple[dict, ...]:
+        """The question's image parts: the request's, or for a regenerated answer the
+        stored ones of its question (when the model can see)."""
+        if self.images:
+            return tuple(image.part() for image in self.images)
+        return self.stored.images.get(self.question.id, ())
 
     async def deltas(self) -> AsyncIterator[list[str] | ToolEvent]:
         """The answer's text pieces, several at once when they arrived together, and

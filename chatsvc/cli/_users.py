@@ -113,6 +113,6 @@ def _delete(args: argparse.Namespace) -> int:
                           "Type the name to confirm: ")
             if typed.strip() != user.name:
                 return fail("not confirmed; nothing deleted")
-        services.stores.accounts.delete(user.id)
+        services.images.forget_users(services.stores.accounts.delete(user.id))
     print(f"deleted {args.name} and all their data")
     return 0

@@ -65,7 +65,11 @@ def fold_system(messages: list[dict]) -> list[dict]:
     first_user = next((m for m in rest if m.get("role") == "user"), None)
     if not system or first_user is None:
         return [dict(m) for m in messages]
-    first_user["content"] = "\n\n".join([*system, first_user.get("content") or ""])
+    head, content = "\n\n".join(system), first_user.get("content") or ""
+    if isinstance(content, list):  # text and image parts: the head goes first, as a part
+        first_user["content"] = [{"type": "text", "text": head + "\n\n"}, *content]
+    else:
+        first_user["content"] = f"{head}\n\n{content}"
     return rest
 
 

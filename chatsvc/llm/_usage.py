@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from context.budget import tokens
+from context.layers import content_text
 from context.tokens import Tokenizer
 
 # OpenAI's count for its chat format: 3 tokens of framing per message and 3 that
@@ -61,6 +62,7 @@ def usage_or_estimate(reported: Usage | None, messages: list[dict], answer: str,
     if reported is not None and (reported.prompt_tokens is not None
                                  or reported.completion_tokens is not None):
         return reported
-    prompt = sum(tokens(m.get("content") or "", tokenizer) + MESSAGE_FRAMING for m in messages)
+    prompt = sum(tokens(content_text(m.get("content")), tokenizer) + MESSAGE_FRAMING
+                 for m in messages)  # the text of parts: an image's cost is the model's
     return Usage(prompt + REPLY_PRIMING, tokenizer.count(answer),
                  reported.cached_tokens if reported else None, estimated=True)

@@ -19,6 +19,7 @@ from chatsvc.routes import (
     facts,
     feedback,
     health,
+    images,
     knowledge,
     mcp,
     memory,
@@ -34,7 +35,7 @@ ROUTERS = [
     health.router, fact_sheet.router, extraction.router, facts.router, memory.router,
     knowledge.router, posts.router, recall.router, chat.router, conversations.router,
     chat_stream.router, feedback.router, openai_api.router, console.router, account.router,
-    admin.router, mcp.router, usage.router, metrics.router,
+    admin.router, mcp.router, usage.router, metrics.router, images.router,
 ]
 
 __all__ = ["DEPENDENCIES", "ROUTERS", "checks"]

@@ -1,12 +1,16 @@
 """The `messages` of a /v1 request, read into the history chatsvc assembles.
 
 Text messages of any role, assistant messages that called tools and the tools'
-results. Tool calls are rebuilt in one shape (id, type, name, arguments), so the
-same conversation sent again reaches the upstream as the same bytes.
+results; user messages may hold image parts too (chatsvc.routes._images). Tool calls
+and image parts are rebuilt in one shape, so the same conversation sent again
+reaches the upstream as the same bytes.
 """
 
 from __future__ import annotations
 
+from chatsvc._settings import Settings
+from chatsvc.images import Image
+from chatsvc.routes import _images
 from chatsvc.routes import _validate as check
 from context import Message
 
@@ -26,6 +30,20 @@ def _text(content, field: str) -> str:
     raise check.bad(field, "content must be a string or a list of text parts")
 
 
+def _user_content(content, field: str, settings: Settings) -> tuple[str, tuple[Image, ...]]:
+    """A user message's text (its text parts, joined) and its images, in order."""
+    if not isinstance(content, list):
+        return _text(content, field), ()
+    kinds = ("text", "image_url")
+    if not all(isinstance(p, dict) and p.get("type") in kinds for p in content):
+        raise check.bad(field, "content must be a string or a list of text and "
+                               "image_url parts")
+    texts = [p for p in content if p["type"] == "text"]
+    images = [(f"{field}.content[{i}].image_url", p.get("image_url"))
+              for i, p in enumerate(content) if p["type"] == "image_url"]
+    return _text(texts, field), _images.images(images, f"{field}.content", settings)
+
+
 def _tool_call(call, field: str) -> dict:
     function = call.get("function") if isinstance(call, dict) else None
     if not (isinstance(function, dict) and isinstance(call.get("id"), str) and call["id"]
@@ -40,7 +58,8 @@ def _tool_call(call, field: str) -> dict:
             "function": {"name": function["name"], "arguments": function["arguments"]}}
 
 
-def _message(item: dict, field: str, unanswered: set[str]) -> Message:
+def _message(item: dict, field: str, unanswered: set[str],
+             settings: Settings) -> tuple[Message, tuple[Image, ...]]:
     """One message. `unanswered`: the calls of the assistant message just before, not
     yet answered; a tool result must answer one of them, as providers require (else
     the upstream refuses the request, after the searches and the prompt were made)."""
@@ -52,10 +71,13 @@ def _message(item: dict, field: str, unanswered: set[str]) -> Message:
             raise check.bad(f"{field}.tool_call_id", "must be the id of a call, not yet "
                             "answered, of the assistant message before the tool results")
         unanswered.discard(call_id)
-        return Message(role, _text(item.get("content"), field), tool_call_id=call_id)
+        return Message(role, _text(item.get("content"), field), tool_call_id=call_id), ()
     unanswered.clear()
+    if role == "user":
+        text, images = _user_content(item.get("content"), field, settings)
+        return Message(role, text, images=tuple(i.part() for i in images)), images
     if calls is None:
-        return Message(role, _text(item.get("content"), field))
+        return Message(role, _text(item.get("content"), field)), ()
     if not isinstance(calls, list) or not calls:
         raise check.bad(f"{field}.tool_calls", "must be a non-empty list")
     parsed = tuple(_tool_call(c, f"{field}.tool_calls[{i}]") for i, c in enumerate(calls))
@@ -63,20 +85,25 @@ def _message(item: dict, field: str, unanswered: set[str]) -> Message:
     if len(unanswered) < len(parsed):
         raise check.bad(f"{field}.tool_calls", "ids must be unique")
     content = item.get("content")
-    return Message(role, "" if content is None else _text(content, field), tool_calls=parsed)
+    return Message(role, "" if content is None else _text(content, field),
+                   tool_calls=parsed), ()
 
 
-def parse_messages(raw) -> tuple[list[Message], str, list[Message]]:
-    """(history, current user message, what followed it: tool calls and their results)."""
+def parse_messages(raw, settings: Settings
+                   ) -> tuple[list[Message], str, list[Message], tuple[Image, ...]]:
+    """(history, current user message, what followed it: tool calls and their results,
+    the current message's images). Earlier messages keep their images as parts."""
     if not isinstance(raw, list) or not raw:
         raise check.bad("messages", "must be a non-empty list")
-    parsed, unanswered = [], set()
+    parsed, images, unanswered = [], [], set()
     for index, item in enumerate(raw):
         field = f"messages[{index}]"
         role = item.get("role") if isinstance(item, dict) else None
         if not (isinstance(role, str) and role in ROLES):
             raise check.bad(f"{field}.role", f"must be one of {', '.join(ROLES)}")
-        parsed.append(_message(item, field, unanswered))
+        message, found = _message(item, field, unanswered, settings)
+        parsed.append(message)
+        images.append(found)
     last_user = max((i for i, m in enumerate(parsed) if m.role == "user"), default=None)
     if parsed[-1].role not in ("user", "tool") or last_user is None:
         raise check.bad("messages", "the last message must come from the user or a tool")
@@ -85,4 +112,4 @@ def parse_messages(raw) -> tuple[list[Message], str, list[Message]]:
            for m in after):
         raise check.bad("messages", "after the last user message only tool calls and "
                                     "their results may follow")
-    return parsed[:last_user], parsed[last_user].content, after
+    return parsed[:last_user], parsed[last_user].content, after, images[last_user]

@@ -25,6 +25,7 @@ _PIECES = {
     "memory_service": "memory_service",
     "knowledge": "knowledge",
     "uploads": "uploads",
+    "images": "images",
     "knowledge_store": "stores.knowledge",
     "users": "stores.users",
     "chats": "stores.chats",

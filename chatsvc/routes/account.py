@@ -13,6 +13,7 @@ from litestar.response import Stream
 
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.export import export_pieces
+from chatsvc.images import MessageImages
 from chatsvc.routes import _validate as check
 from store import AccountStore
 from store.backend import Stores
@@ -46,12 +47,14 @@ async def export(request: Request, stores: NamedDependency[Stores]) -> Stream:
 
 @delete("/me", summary="Delete the caller and all their data", status_code=204)
 async def delete_me(request: Request, accounts: NamedDependency[AccountStore],
+                    images: NamedDependency[MessageImages],
                     data: JSONBody[Confirmation | None] = None) -> None:
     name = request.user.name
     if data is None or data.confirm != name:
         raise check.bad("confirm", f'send {{"confirm": "{name}"}} (your user name) to '
                                    "delete this account and all its data")
-    await in_thread_shielded(accounts.delete, request.user.id)
+    deleted = await in_thread_shielded(accounts.delete, request.user.id)
+    await in_thread_shielded(images.forget_users, deleted)
 
 
 router = Router(path="/api", route_handlers=[me, export, delete_me], tags=["users"])

@@ -13,6 +13,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from chatsvc import admin
 from chatsvc._auth import admin_only
 from chatsvc._threads import in_thread, in_thread_shielded
+from chatsvc.images import MessageImages
 from chatsvc.routes import _validate as check
 from store import AccountStore, UserStore
 
@@ -47,8 +48,10 @@ async def list_users(accounts: NamedDependency[AccountStore], limit: FromQuery[i
 
 @delete("/users/{user_id:str}", summary="Delete a user and all their data (admin)",
         status_code=204)
-async def delete_user(accounts: NamedDependency[AccountStore], user_id: FromPath[str]) -> None:
-    await in_thread_shielded(accounts.delete, user_id)
+async def delete_user(accounts: NamedDependency[AccountStore],
+                      images: NamedDependency[MessageImages], user_id: FromPath[str]) -> None:
+    deleted = await in_thread_shielded(accounts.delete, user_id)
+    await in_thread_shielded(images.forget_users, deleted)  # end users' files too
 
 
 @get("/users/{user_id:str}/tokens", summary="A user's tokens, without secrets (admin)")

@@ -15,6 +15,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 from litestar import Request, Response, Router, post
@@ -38,6 +39,7 @@ from chatsvc.chat import (
 )
 from chatsvc.extraction import FactExtractor
 from chatsvc.llm import LLM
+from chatsvc.routes import _images
 from chatsvc.routes import _validate as check
 from chatsvc.routes._idle_ping import IdlePingResponse
 from chatsvc.routes._openapi import StreamingOperation
@@ -68,6 +70,9 @@ class ChatRequest:
     resumable: bool | None = None  # None: CHATSVC_RESUMABLE
     # Edit: the answer the message follows, a new branch from it ("root": none).
     parent_id: str | None = None
+    # OpenAI's image_url objects, {"url", "detail"?}; checked as sent (a list type would
+    # be converted leniently: an object passes as the list of its keys).
+    images: Any = None
 
 
 def check_message(text: str, settings: Settings, field: str = "message") -> str:
@@ -258,13 +263,14 @@ async def chat(
         name = check.text("name", name, max_chars=MAX_NAME).strip()
     edit = data.parent_id is not None
     parent_id = check_parent(data.parent_id, data.conversation_id) if edit else None
+    images = _images.listed(data.images, "images", settings)
     answering = Answering(settings, turn_events, detached, extractor)
     with slots.take(request.user.id) as slot:
         try:
             turn = await Turn.start(sources, llm, request.user, message, name=name,
                                     conversation_id=data.conversation_id,
                                     project_id=data.project_id, tools=tools_for(request.user),
-                                    edit=edit, parent_id=parent_id)
+                                    edit=edit, parent_id=parent_id, images=images)
         except NotAnAnswer:
             raise check.bad("parent_id", "must be an answer (an assistant message) of the "
                                          "conversation: the edited message follows it") from None

@@ -1,5 +1,5 @@
-"""The caller's conversations: list, read (the visible branch), rename or archive,
-switch branch, delete. Their turns are chat.py's."""
+"""The caller's conversations: list, read (the visible branch, with its messages'
+images), rename or archive, switch branch, delete. Their turns are chat.py's."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from chatsvc._threads import in_thread, in_thread_shielded
 from chatsvc.extraction import FactExtractor
 from chatsvc.facts import branched, delete_with_facts
+from chatsvc.images import MessageImages, image_json
 from chatsvc.routes import _validate as check
-from store import ChatStore
+from store import ChatMessage, ChatStore
 from store.chats import Conversation
+from store.images import StoredImage
 
 MAX_LIST = 200
 MAX_TITLE = 500
@@ -51,18 +53,27 @@ async def list_conversations(
     return {"conversations": [_summary(c) for c in found], "total": total}
 
 
-async def _view(chats: ChatStore, user_id: str, conversation_id: str) -> dict:
+async def _view(chats: ChatStore, images: MessageImages, user_id: str,
+                conversation_id: str) -> dict:
     """The conversation with its visible branch: each message with its siblings' ids
-    (itself among them) and, on an answer, its feedback."""
+    (itself among them), on an answer its feedback, and on a message sent with images
+    their `images`."""
     view = await in_thread(chats.branch_view, user_id, conversation_id)
     ratings = await in_thread(chats.feedback, user_id, [m.id for m in view.messages])
-    return {**_summary(view.conversation), "messages": [
-        {"id": m.id, "role": m.role, "name": m.name, "content": m.content,
-         "created_at": m.created_at, "status": m.status, "reply_to": m.reply_to,
-         "parent_id": m.parent_id, "sibling_ids": view.siblings[m.id],
-         "feedback": feedback_json(ratings.get(m.id))}
-        for m in view.messages
-    ]}
+    pictured = await in_thread(images.store.of_conversation, user_id, conversation_id)
+    return {**_summary(view.conversation),
+            "messages": [_message(m, view.siblings[m.id], ratings, pictured)
+                         for m in view.messages]}
+
+
+def _message(m: ChatMessage, siblings: list[str], ratings: dict,
+             pictured: dict[str, list[StoredImage]]) -> dict:
+    shown = {"id": m.id, "role": m.role, "name": m.name, "content": m.content,
+             "created_at": m.created_at, "status": m.status, "reply_to": m.reply_to,
+             "parent_id": m.parent_id, "sibling_ids": siblings,
+             "feedback": feedback_json(ratings.get(m.id))}
+    kept = pictured.get(m.id)
+    return {**shown, "images": [image_json(i) for i in kept]} if kept else shown
 
 
 def feedback_json(feedback) -> dict | None:
@@ -72,9 +83,10 @@ def feedback_json(feedback) -> dict | None:
 
 @get("/conversations/{conversation_id:str}", summary="One conversation (its visible branch)")
 async def get_conversation(
-    request: Request, chats: NamedDependency[ChatStore], conversation_id: FromPath[str]
+    request: Request, chats: NamedDependency[ChatStore],
+    images: NamedDependency[MessageImages], conversation_id: FromPath[str]
 ) -> dict:
-    return await _view(chats, request.user.id, conversation_id)
+    return await _view(chats, images, request.user.id, conversation_id)
 
 
 @patch("/conversations/{conversation_id:str}", summary="Rename or archive a conversation")
@@ -96,8 +108,8 @@ async def change_conversation(
 @put("/conversations/{conversation_id:str}/branch", summary="Show another branch")
 async def choose_branch(
     request: Request, chats: NamedDependency[ChatStore],
-    extractor: NamedDependency[FactExtractor], conversation_id: FromPath[str],
-    data: JSONBody[BranchChoice],
+    extractor: NamedDependency[FactExtractor], images: NamedDependency[MessageImages],
+    conversation_id: FromPath[str], data: JSONBody[BranchChoice],
 ) -> dict:
     """The branch through `message_id` becomes the visible one (history, extraction,
     recall); the facts resting only on the branch it replaces go."""
@@ -108,20 +120,22 @@ async def choose_branch(
         lambda: chats.choose(user_id, conversation_id, message_id))
     if forgotten:
         await extractor.regenerate_sheet(user_id)
-    return await _view(chats, user_id, conversation_id)
+    return await _view(chats, images, user_id, conversation_id)
 
 
 @delete("/conversations/{conversation_id:str}", summary="Delete a conversation",
         status_code=204)
 async def delete_conversation(
     request: Request, chats: NamedDependency[ChatStore],
-    extractor: NamedDependency[FactExtractor], conversation_id: FromPath[str],
+    extractor: NamedDependency[FactExtractor], images: NamedDependency[MessageImages],
+    conversation_id: FromPath[str],
 ) -> None:
     """The facts whose every quote was in it go with it, and the fact sheet is made
-    again without them."""
+    again without them; so do the files of its images that no other message shows."""
     user_id = request.user.id
     forgotten = await in_thread_shielded(delete_with_facts, chats, extractor.facts, user_id,
                                          conversation_id)
+    await in_thread_shielded(images.sweep, user_id)
     if forgotten:
         await extractor.regenerate_sheet(user_id)
 

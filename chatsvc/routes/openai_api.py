@@ -141,7 +141,7 @@ async def chat_completions(
         raise check.bad("model", "must be a model id from GET /v1/models")
     if model != settings.llm_model:
         raise NotFoundException(f"model {model!r} does not exist; see GET /v1/models")
-    history, current, after = parse_messages(data.get("messages"))
+    history, current, after, images = parse_messages(data.get("messages"), settings)
     check_message(current, settings, "messages")
     stream = data.get("stream", False)
     if not isinstance(stream, bool):
@@ -155,10 +155,11 @@ async def chat_completions(
         head_start = HeadStart.when_remote(sources, current)  # beside the stable layers
         try:
             exchange = await Exchange.record(sources, exchanges, request.user.id, history,
-                                             current, name) if stored else None
+                                             current, name, images) if stored else None
             prepared = await prepare(sources, request.user, history=history, current=current,
                                      conversation=exchange.conversation if exchange else None,
-                                     after=after, head_start=head_start)
+                                     after=after, head_start=head_start,
+                                     images=[image.part() for image in images])
         finally:
             if head_start is not None:
                 head_start.drop()

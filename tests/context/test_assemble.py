@@ -367,3 +367,20 @@ def test_the_block_gives_way_when_the_message_fills_the_window():
     assert cut.tokens["total"] <= ceiling and cut.dropped_turns == 1
     assert cut.context_index is None and cut.messages[-1]["content"] == current
 
+
+
+IMAGE = {"type": "image_url", "image_url": {"url": "https://example.com/a.png", "detail": "low"}}
+
+
+@pytest.mark.parametrize("strategy", ["before_conversation", "in_history"])
+def test_images_travel_with_their_message_alone(strategy):
+    plain = build(strategy=strategy)
+    pictured = build(strategy=strategy, images=[IMAGE], history=[
+        Message("user", "look", images=(IMAGE,)), Message("assistant", "a cat")])
+    assert pictured.messages[-1] == {"role": "user", "content": [
+        {"type": "text", "text": "What do I build?"}, IMAGE]}
+    assert {"role": "user", "content": [{"type": "text", "text": "look"}, IMAGE]} in \
+        pictured.messages
+    assert pictured.prefix_hash == plain.prefix_hash
+    assert pictured.messages[:plain.stable_count] == plain.messages[:plain.stable_count]
+    assert pictured.tokens["current"] == plain.tokens["current"]  # the text's tokens only

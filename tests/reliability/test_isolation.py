@@ -11,8 +11,9 @@ import time
 
 import pytest
 
+from chatsvc import Settings
 from chatsvc.testing import Reply
-from tests.chatsvc.chat.conftest import chat
+from tests.chatsvc.chat.conftest import PNG_URL, chat
 from tests.chatsvc.knowledge_jobs import add_document
 
 # (method, route) -> (which of Alice's objects, JSON body)
@@ -31,6 +32,15 @@ OWNED = {
     ("DELETE", "/api/conversations/{conversation_id:str}"): ("conversation", None),
     ("GET", "/api/conversations/{conversation_id:str}/stream"): ("conversation", None),
     ("POST", "/api/conversations/{conversation_id:str}/stop"): ("conversation", None),
+    ("PATCH", "/api/conversations/{conversation_id:str}"): ("conversation",
+                                                           {"title": "hijacked"}),
+    ("PUT", "/api/conversations/{conversation_id:str}/branch"): ("conversation",
+                                                                {"message_id": "x"}),
+    ("POST", "/api/conversations/{conversation_id:str}/regenerate"): ("conversation",
+                                                                     {"stream": False}),
+    ("PUT", "/api/messages/{message_id:str}/feedback"): ("answer", {"rating": "down"}),
+    ("DELETE", "/api/messages/{message_id:str}/feedback"): ("answer", None),
+    ("GET", "/api/images/{image_id:str}"): ("image", None),
     ("GET", "/api/posts/{post_id:str}"): ("draft", None),  # an admin's unpublished post
 }
 ADMIN_ONLY = {
@@ -50,6 +60,13 @@ ADMIN_ONLY = {
 # Litestar's schema UI assets and the console's static files (path traversal: test_security).
 NOT_AN_OBJECT = {("GET", "/schema/{path:str}"), ("GET", "/static/{file_path:path}"),
                  ("HEAD", "/static/{file_path:path}")}
+
+
+@pytest.fixture
+def settings(upstream_settings, monkeypatch) -> Settings:
+    """The scripted upstream, seeing images (Alice's objects include one)."""
+    monkeypatch.setenv("LLM_VISION", "true")
+    return Settings.from_env()
 
 
 def http_handlers(client):
@@ -92,14 +109,21 @@ def alices(client, services, alice, admin, upstream):
                          headers=headers).json()
     entry = add_document(client, headers, {  # and wait for its job: nothing runs after
         "title": "Alice's diary", "content": "Alice hid the key under the blue flowerpot."})
-    upstream.script(Reply(chunks=["noted"]))
+    upstream.script(Reply(chunks=["noted"]), Reply(chunks=["a map"]))
     conversation = chat(client, headers, "my secret plan")[0][1]["conversation_id"]
+    answer = client.get(f"/api/conversations/{conversation}",
+                        headers=headers).json()["messages"][1]
+    pictured = client.post("/api/chat", headers=headers, json={
+        "message": "my treasure map", "stream": False, "images": [{"url": PNG_URL}]}).json()
+    image = client.get(f"/api/conversations/{pictured['conversation_id']}",
+                       headers=headers).json()["messages"][0]["images"][0]
     draft = client.post("/api/posts", headers=admin[1], json={
         "title": "Draft", "content": "Not yet", "published": False}).json()
     settled(services)
     return {"fact": fact["id"], "memory": memory["id"], "entry": entry["id"],
             "job": entry["job_id"],
-            "conversation": conversation, "draft": draft["id"]}
+            "conversation": conversation, "draft": draft["id"], "image": image["id"],
+            "answer": answer["id"]}
 
 
 def fill(route: str, object_id: str) -> str:

@@ -8,6 +8,7 @@ import pytest
 
 from store import ChunkIn, NotFound
 from store.facts import Evidence
+from store.images import ImageIn, add_images
 from store.sql import SQLITE
 from store.sqlite import _vecfeed
 from tests import _seed
@@ -59,13 +60,18 @@ def _fill(stores, user, seed: int) -> list[str]:
     """Data of every domain for `user`; returns its knowledge chunk ids."""
     conv = _seed.conversation(stores.db, user.id, title="trip")
     message = _seed.message(stores.db, user.id, conv, "I live in Lyon")
-    _seed.message(stores.db, user.id, conv, "Noted", role="assistant")
+    answer = _seed.message(stores.db, user.id, conv, "Noted", role="assistant")
+    stores.chats.rate(user.id, answer, "up", None)
+    with stores.db.transaction():
+        add_images(stores.db, user.id, message, [ImageIn(url="https://example.com/a.png")],
+                   "2026-01-01T00:00:00Z")
     fact = stores.facts.create(user.id, category="core", fact="Lives in Lyon",
                                embedding=_vec(seed))
     stores.facts.record_extraction(fact.id, user.id, message_id=message,
                                    extracted_at="2026-01-01T00:00:00Z")
     stores.facts.add_evidence(user.id, fact.id, [
         Evidence(message, conv, "I live in Lyon", "2026-01-01T00:00:00Z")])
+    stores.facts.record_forget(user.id, message_id=message, facts=1)
     stores.fact_sheets.save(user.id, facts_json="[]", fact_count=0, dedup_log=None,
                             now=datetime.now(UTC))
     stores.memories.create(user.id, type="note", scope="global", content="likes tea",

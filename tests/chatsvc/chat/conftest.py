@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -10,6 +11,12 @@ from httpx_sse import connect_sse
 from chatsvc import Settings
 from context import render
 from tests.chatsvc.knowledge_jobs import add_document
+
+# A real 1x1 PNG, as bytes and as a data URL; an image by reference.
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9Q"
+                       "DwADhgGAWjR9awAAAABJRU5ErkJggg==")
+PNG_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
+HTTPS_URL = "https://images.example.com/cat.jpg"
 
 
 @pytest.fixture

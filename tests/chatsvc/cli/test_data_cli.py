@@ -52,3 +52,16 @@ def test_backup_copies_the_database_and_never_overwrites(capsys, tmp_path, carol
         assert copy.execute("SELECT fact FROM facts").fetchall() == [("Carol lives in Oslo",)]
     assert main(["backup", str(target)]) == 1
     assert "exists already" in capsys.readouterr().err
+
+
+def test_users_delete_deletes_their_image_files(services, carol):
+    from chatsvc.images import Image
+
+    png = Image("data:image/png;base64,iVBORw0KGgo=", mime="image/png",
+                data=b"\x89PNG\r\n\x1a\n")
+    services.images.save_files(carol.id, [png])
+    services.stores.chats.start_turn(carol.id, "look", images=[png.stored()])
+    folder = services.images.files.path(carol.id, png.sha256, "image/png").parent
+    assert folder.is_dir()
+    assert main(["users", "delete", "carol", "--yes"]) == 0
+    assert not folder.exists()
