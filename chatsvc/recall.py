@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from chatsvc._errors import EmbeddingError
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder, embed_beside
 from chatsvc.indexing import Indexer
+from context import question_parts
 from store import Bounds, MessageHit, MessageIndexStore, VectorUnavailable
 from store.hybrid import Ranking
 
@@ -47,6 +48,14 @@ class RecallService:
 
     async def search(self, bounds: Bounds, query: str, *, mode: str = "hybrid",
                      limit: int = 10) -> Found:
+        """`query` searched in `mode`. A question of several parts (context.question_parts)
+        is searched part by part, the rankings merged so that each part's best can reach
+        the top."""
+        asked = question_parts.parts(query)
+        found = [await self._search(bounds, part, mode, limit) for part in asked]
+        return found[0] if len(found) == 1 else _merged(found, limit)
+
+    async def _search(self, bounds: Bounds, query: str, mode: str, limit: int) -> Found:
         reason = None
         if mode != "keyword":
             try:
@@ -90,3 +99,14 @@ class RecallService:
         """The one call point after messages are stored: the background indexer keys
         (full text at once) and embeds them, never the request."""
         self.indexer.wake()
+
+
+def _merged(found: list[Found], limit: int) -> Found:
+    """The answers to a question's parts as one: their rankings taken in turns
+    (`question_parts.merged`, score 0..1), the mode that ran in the worst of them."""
+    hits = {hit.message_id: hit for answer in found for hit in answer.hits}
+    fused = question_parts.merged([[hit.message_id for hit in answer.hits] for answer in found],
+                                  limit)
+    degraded = next((answer for answer in found if answer.degraded_reason), found[0])
+    return Found(degraded.mode, degraded.degraded_reason,
+                 [replace(hits[message_id], score=score) for message_id, score in fused])

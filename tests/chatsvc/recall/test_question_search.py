@@ -1,0 +1,73 @@
+"""GET /api/conversations/search with questions of several parts: each part's evidence
+reaches the top."""
+
+import pytest
+
+from tests.chatsvc.recall.test_search_api import _search
+
+# Many turns about the book club, one about the sister's work: asked together, the book
+# club's words would fill the top on their own.
+BOOK_CLUB = [f"The book club meets on {day}; this month we read {title}."
+             for day, title in (("Monday", "Dune"), ("Tuesday", "Emma"), ("Friday", "Ulysses"),
+                                ("Sunday", "Beloved"), ("Thursday", "Middlemarch"))]
+PARTS = {"conversations": [
+    {"title": "Club", "messages": [
+        *({"role": "user", "content": text, "created_at": f"2023-05-0{n + 1}T10:00:00Z"}
+          for n, text in enumerate(BOOK_CLUB)),
+        {"role": "user", "content": "读书会每周四晚上七点开始，地点在图书馆。",
+         "created_at": "2023-05-07T10:00:00Z"},
+        {"role": "user", "content": "读书会这个月读《红楼梦》，大家都很喜欢读书会。",
+         "created_at": "2023-05-07T11:00:00Z"},
+        {"role": "user", "content": "读书会的成员越来越多了，读书会很热闹。",
+         "created_at": "2023-05-07T12:00:00Z"}]},
+    {"title": "Family", "messages": [
+        {"role": "user", "content": "My sister is a nurse at the children's hospital.",
+         "created_at": "2023-05-08T10:00:00Z"},
+        {"role": "user", "content": "我姐姐在一家银行上班。",
+         "created_at": "2023-05-08T11:00:00Z"}]},
+]}
+# The same dinner twice, a month apart: only the time the question names tells them apart.
+DINNERS = {"conversations": [
+    {"title": "March", "messages": [
+        {"role": "user", "content": "We had dinner at the Sichuan restaurant with Li.",
+         "created_at": "2023-03-15T12:00:00Z"}]},
+    {"title": "May", "messages": [
+        {"role": "user", "content": "We had dinner at the Sichuan restaurant with Wang.",
+         "created_at": "2023-05-15T12:00:00Z"}]},
+]}
+
+
+def _import(client, headers, body, index_now) -> list[str]:
+    response = client.post("/api/conversations/import", headers=headers, json=body)
+    assert response.status_code == 202, response.text
+    index_now()
+    return [i for c in response.json()["conversations"] for i in c["message_ids"]]
+
+
+def _contents(body: dict) -> list[str]:
+    return [hit["content"] for hit in body["results"]]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+@pytest.mark.parametrize(("question", "evidence"), [
+    ("When does the book club meet? Also, where does my sister work?",
+     "My sister is a nurse at the children's hospital."),
+    ("读书会是几点开始？另外，我姐姐在哪里上班？", "我姐姐在一家银行上班。"),
+])
+def test_each_part_of_a_two_part_question_reaches_the_top(
+        client, alice, index_now, mode, question, evidence):
+    _import(client, alice[1], PARTS, index_now)
+    body = _search(client, alice[1], q=question, mode=mode, limit=3)
+    assert evidence in _contents(body)[:2]
+    assert any("book club" in text or "读书会" in text for text in _contents(body)[:2])
+    assert all(0 < hit["score"] <= 1 for hit in body["results"])
+    assert len(body["results"]) == 3
+
+
+def test_a_two_part_question_never_finds_another_users_messages(client, alice, bob, index_now):
+    _import(client, alice[1], PARTS, index_now)
+    _import(client, bob[1], DINNERS, index_now)
+    body = _search(client, bob[1], q="When does the book club meet? Also, where does my "
+                   "sister work?", limit=10)
+    assert set(_contents(body)) <= {m["content"] for c in DINNERS["conversations"]
+                                    for m in c["messages"]}
