@@ -1,5 +1,6 @@
-"""GET /api/conversations/search with questions of several parts: each part's evidence
-reaches the top."""
+"""GET /api/conversations/search with questions of several parts and questions that name a
+time (`asked_at`): each part's evidence reaches the top, and the messages of the time
+named come first without the others being dropped."""
 
 import pytest
 
@@ -71,3 +72,39 @@ def test_a_two_part_question_never_finds_another_users_messages(client, alice, b
                    "sister work?", limit=10)
     assert set(_contents(body)) <= {m["content"] for c in DINNERS["conversations"]
                                     for m in c["messages"]}
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+@pytest.mark.parametrize(("question", "asked_at", "first"), [
+    ("Where did we have dinner with friends last month?", "2023-04-18T09:00:00Z", "Li."),
+    ("Where did we have dinner with friends last month?", "2023-06-18T09:00:00Z", "Wang."),
+    ("Where did we have dinner with friends in May?", "2023-06-18", "Wang."),
+    ("上个月我们和谁一起吃了晚饭 dinner Sichuan restaurant？", "2023-04-18T09:00:00Z", "Li."),
+])
+def test_the_messages_of_the_time_named_come_first_and_the_others_stay(
+        client, alice, index_now, mode, question, asked_at, first):
+    _import(client, alice[1], DINNERS, index_now)
+    body = _search(client, alice[1], q=question, mode=mode, asked_at=asked_at)
+    found = _contents(body)
+    assert found[0].endswith(first)
+    assert len(found) == 2  # a preference, not a filter
+
+
+def test_the_time_named_is_read_in_the_users_timezone(client, services, alice, index_now):
+    # 16:30 UTC on 30 April is already 1 May in Shanghai: "last month" is April there,
+    # whose window (April and as long again) holds the May dinner; in UTC it is March.
+    _user, token = services.stores.users.add("carol", timezone="Asia/Shanghai")
+    carol = {"Authorization": f"Bearer {token}"}
+    question = {"q": "Where did we have dinner with friends last month?",
+                "asked_at": "2023-04-30T16:30:00Z"}
+    for headers, first in ((carol, "Wang."), (alice[1], "Li.")):
+        _import(client, headers, DINNERS, index_now)
+        assert _contents(_search(client, headers, **question))[0].endswith(first)
+
+
+@pytest.mark.parametrize("asked_at", ["yesterday", "2023-13-01", "x" * 100])
+def test_an_unreadable_asked_at_is_400_naming_it(client, alice, asked_at):
+    response = client.get("/api/conversations/search", headers=alice[1],
+                          params={"q": "dinner last month", "asked_at": asked_at})
+    assert response.status_code == 400, response.text
+    assert response.json()["extra"][0]["key"] == "asked_at"
