@@ -49,6 +49,8 @@ def window(question: str, asked_at: datetime) -> Window | None:
     """The time `question` asks about, as of `asked_at` (aware, in the asker's zone), or
     None when it names none."""
     text = question.casefold()
+    if not _ANY_TIME.search(text):  # most questions: one scan, not thirty
+        return None
     today = asked_at.date()
     for pattern, resolve in _RULES:
         found = pattern.search(text)
@@ -139,6 +141,10 @@ Resolve = Callable[[re.Match, date], "tuple[date, date] | None"]
 _RELATIVE_DAYS = {"today": 0, "tonight": 0, "this morning": 0, "yesterday": 1,
                   "last night": 1, "the day before yesterday": 2, "今天": 0, "今晚": 0,
                   "昨天": 1, "昨晚": 1, "前天": 2}
+# Every rule below needs one of these.
+_ANY_TIME = re.compile(
+    r"\d|[年月日号天晚周期拜]|\b(?:" + "|".join([*_MONTHS, *_WEEKDAYS]) +
+    r"|yesterday|today|tonight|night|morning|ago|last|this|week|weekend|month|year)\b")
 _RULES: list[tuple[re.Pattern, Resolve]] = [(re.compile(p), r) for p, r in (
     # 7 May 2023, 7 May, 2023, May 7th, 2023, 2023年5月7日
     (rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b",
