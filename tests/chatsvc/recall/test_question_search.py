@@ -108,3 +108,15 @@ def test_an_unreadable_asked_at_is_400_naming_it(client, alice, asked_at):
                           params={"q": "dinner last month", "asked_at": asked_at})
     assert response.status_code == 400, response.text
     assert response.json()["extra"][0]["key"] == "asked_at"
+
+
+@pytest.mark.parametrize("asked_at", ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z"])
+def test_an_asked_at_at_the_calendars_ends_is_answered_in_any_zone(
+        client, services, index_now, asked_at):
+    for n, zone in enumerate(("Pacific/Kiritimati", "Pacific/Pago_Pago")):
+        _user, token = services.stores.users.add(f"edge{n}", timezone=zone)
+        headers = {"Authorization": f"Bearer {token}"}
+        _import(client, headers, DINNERS, index_now)
+        body = _search(client, headers, q="What did we eat this year and last year?",
+                       asked_at=asked_at)
+        assert len(body["results"]) == 2
