@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from functools import partial
 
 from chatsvc._errors import EmbeddingError
 from chatsvc._threads import in_thread
 from chatsvc.embeddings import Embedder, embed_beside
 from chatsvc.indexing import Indexer
+from context import question_dates, question_parts
 from store import Bounds, MessageHit, MessageIndexStore, VectorUnavailable
+from store.clock import iso
 from store.hybrid import Ranking
 
 log = logging.getLogger("chatsvc.recall")
@@ -46,22 +49,36 @@ class RecallService:
         self.indexer = indexer
 
     async def search(self, bounds: Bounds, query: str, *, mode: str = "hybrid",
-                     limit: int = 10) -> Found:
+                     limit: int = 10, asked_at: datetime | None = None) -> Found:
+        """`query` searched in `mode`. A question of several parts (context.question_parts)
+        is searched part by part, the rankings merged so that each part's best can reach
+        the top. With `asked_at` (aware, in the asker's zone), the messages written in
+        the time the question names (context.question_dates) rank higher (hybrid and
+        keyword)."""
+        when = asked_at and question_dates.window(query, asked_at)
+        prefer = when and Bounds(bounds.user_id, after=iso(when.start), before=iso(when.end))
+        asked = question_parts.parts(query)
+        found = [await self._search(bounds, part, mode, limit, prefer) for part in asked]
+        return found[0] if len(found) == 1 else _merged(found, limit)
+
+    async def _search(self, bounds: Bounds, query: str, mode: str, limit: int,
+                      prefer: Bounds | None) -> Found:
         reason = None
         if mode != "keyword":
             try:
                 self.index.db.require_vectors()  # before spending an embedding call
-                return Found(mode, None, await self._vector_search(bounds, query, mode, limit))
+                hits = await self._vector_search(bounds, query, mode, limit, prefer)
+                return Found(mode, None, hits)
             except EmbeddingError as exc:
                 reason = f"embeddings unavailable: {exc}"
             except VectorUnavailable as exc:
                 reason = f"vector store unavailable: {exc.reason}"
             log.warning("conversation search degraded to keyword: %s", reason)
-        hits = await in_thread(self.index.keyword, query, bounds, limit=limit)
+        hits = await in_thread(self.index.keyword, query, bounds, limit=limit, prefer=prefer)
         return Found("keyword", reason, hits)
 
-    async def _vector_search(self, bounds: Bounds, query: str, mode: str, limit: int
-                             ) -> list[MessageHit]:
+    async def _vector_search(self, bounds: Bounds, query: str, mode: str, limit: int,
+                             prefer: Bounds | None) -> list[MessageHit]:
         if mode == "semantic":
             vector = await self.embedder.embed_query(query)
             return await in_thread(self.index.semantic, vector, bounds, limit=limit)
@@ -69,7 +86,7 @@ class RecallService:
         vector, keyword = await embed_beside(self.embedder, query, partial(
             self.index.hybrid_keyword, query, bounds, limit=limit))
         return await in_thread(self.index.hybrid, query, vector, bounds, limit=limit,
-                               keyword=keyword)
+                               keyword=keyword, prefer=prefer)
 
     def excerpts(self, user_id: str, query: str, vector: Sequence[float], *,
                  limit: int, keyword: Ranking | None = None) -> list[MessageHit]:
@@ -90,3 +107,14 @@ class RecallService:
         """The one call point after messages are stored: the background indexer keys
         (full text at once) and embeds them, never the request."""
         self.indexer.wake()
+
+
+def _merged(found: list[Found], limit: int) -> Found:
+    """The answers to a question's parts as one: their rankings fused
+    (`question_parts.merged`, score 0..1), the mode that ran in the worst of them."""
+    hits = {hit.message_id: hit for answer in found for hit in answer.hits}
+    fused = question_parts.merged([[hit.message_id for hit in answer.hits] for answer in found],
+                                  limit)
+    degraded = next((answer for answer in found if answer.degraded_reason), found[0])
+    return Found(degraded.mode, degraded.degraded_reason,
+                 [replace(hits[message_id], score=score) for message_id, score in fused])

@@ -12,8 +12,9 @@ generator). Message texts are 8-30 words of a Zipf-distributed vocabulary (reali
 BM25 posting lists); keyword queries are three of a message's words outside the 50
 most frequent. Measured per query: keyword (FTS5 BM25), semantic (binary-quantised
 per-user copy, float16 rescoring), hybrid (both, score fusion, neighbouring turns; also
-what a chat turn runs for its excerpts) and hybrid with a date bound; recall@10 of
-semantic against exact float32.
+what a chat turn runs for its excerpts), hybrid with a date bound, hybrid preferring the
+messages of a month (a question naming a time) and two hybrid searches merged (a question
+of two parts); recall@10 of semantic against exact float32.
 
 Throughput: `--embed` LoCoMo-like messages (two speakers, dated sessions) imported,
 keyed and embedded by the real local embedder (what `chatsvc import` does).
@@ -33,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from context.question_parts import merged
 from evals._machine import describe
 from evals.knowledge_bench import synthetic
 from store import Bounds, SqliteDatabase
@@ -123,6 +125,7 @@ def search_bench(n: int, n_queries: int, rng: np.random.Generator) -> dict:
                          ).astype(np.float32)
         bounds = Bounds(user.id)
         late = Bounds(user.id, after=stamp(n // 2))
+        month = Bounds(user.id, after=stamp(n // 2), before=stamp(n // 2 + 28 * 200))
         pairs = list(zip(keyword_queries, query_vectors, strict=True))
         index.semantic(query_vectors[0], bounds)  # load the in-memory copy once
         runs = {
@@ -130,6 +133,13 @@ def search_bench(n: int, n_queries: int, rng: np.random.Generator) -> dict:
             "semantic": timed(lambda q: index.semantic(q[1], bounds), pairs),
             "hybrid": timed(lambda q: index.hybrid(q[0], q[1], bounds), pairs),
             "hybrid, after a date": timed(lambda q: index.hybrid(q[0], q[1], late), pairs),
+            # A question naming a month (about 5,600 messages of it): a preference.
+            "hybrid, preferring a month": timed(
+                lambda q: index.hybrid(q[0], q[1], bounds, prefer=month), pairs),
+            # A question of two parts (the service also embeds each part).
+            "hybrid, two parts merged": timed(lambda q: two_parts(index, bounds, *q),
+                                              list(zip(pairs, pairs[1:] + pairs[:1],
+                                                       strict=True))),
         }
         exact = [set(np.array(ids)[np.argsort(-(vectors @ q))[:10]]) for q in query_vectors]
         recall = statistics.mean(
@@ -139,6 +149,12 @@ def search_bench(n: int, n_queries: int, rng: np.random.Generator) -> dict:
     return {"messages": n, "queries": n_queries, "import_s": round(imported, 1),
             "keys_s": round(keyed, 1), "semantic_recall_at_10": round(recall, 3),
             "latency_ms": {name: summary(times) for name, (times, _) in runs.items()}}
+
+
+def two_parts(index: MessageIndex, bounds: Bounds, *parts: tuple) -> list:
+    """What conversation search does for a question of two parts, embeddings aside."""
+    found = [index.hybrid(words, vector, bounds) for words, vector in parts]
+    return merged([[hit.message_id for hit in hits] for hits in found], 10)
 
 
 def locomo_like(n: int) -> list[str]:

@@ -14,13 +14,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import anyio
 
 from chatsvc import metrics
 from chatsvc._errors import EmbeddingError, VectorUnavailable
 from chatsvc._threads import in_thread_shielded
+from chatsvc._zones import user_zone
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._stopwatch import Stopwatch
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
@@ -45,11 +45,7 @@ class Prepared:
 
 def user_today(timezone: str, now: datetime) -> date:
     """The date in the user's timezone (an unknown zone counts as UTC)."""
-    try:
-        zone = ZoneInfo(timezone)
-    except (ZoneInfoNotFoundError, ValueError):
-        zone = UTC
-    return now.astimezone(zone).date()
+    return now.astimezone(user_zone(timezone)).date()
 
 
 async def stable_snapshot(

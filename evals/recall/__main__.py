@@ -80,6 +80,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "leaves it waiting)",
     )
     parser.add_argument(
+        "--asked-now", action="store_true",
+        help="ask every question at the server's now instead of at the end of its "
+        "conversation (LongMemEval: its question_date): no time preference",
+    )
+    parser.add_argument(
         "--rankings",
         type=Path,
         default=None,
@@ -125,6 +130,7 @@ def main(argv: list[str]) -> int:
                 args.probe_messages if variant == probe_variant else 0,
                 rankings=found,
                 server_env=tuple(_setting(item) for item in args.server_env),
+                asked_at_end=not args.asked_now,
             )
             result["variants"][variant] = run_variant(
                 samples, sessions, variant, tuple(args.modes), options, upstream.base_url

@@ -54,11 +54,14 @@ class RecallClient:
                 raise TimeoutError(f"indexing not done in {timeout:g} s: {status}")
             time.sleep(poll)
 
-    def search(self, query: str, mode: str, *, limit: int = SEARCH_LIMIT) -> Found:
+    def search(self, query: str, mode: str, *, limit: int = SEARCH_LIMIT,
+               asked_at: str | None = None) -> Found:
+        """`asked_at`: the moment the question's dates are resolved against (None: now)."""
+        params = {"q": query, "mode": mode, "limit": limit}
+        if asked_at is not None:
+            params["asked_at"] = asked_at
         started = time.perf_counter()
-        response = self.http.get(
-            "/api/conversations/search", params={"q": query, "mode": mode, "limit": limit}
-        )
+        response = self.http.get("/api/conversations/search", params=params)
         seconds = time.perf_counter() - started
         check_status(response, 200)
         body = response.json()

@@ -45,6 +45,7 @@ class Haystack:
     sessions: list[tuple[dict, list[str]]]  # (import conversation, its turns' ids)
     answer_sessions: frozenset[str]
     evidence: frozenset[str]  # ids of the turns marked has_answer
+    asked_at: str | None = None  # question_date, ISO UTC (None: not readable)
 
     @property
     def turn_count(self) -> int:
@@ -141,8 +142,10 @@ def parse_question(item: dict, problems: Problems, others: int | None = None
         # Abstention questions (`_abs`) have no answer session to find.
         problems.note("question without answer sessions or haystack (skipped)", question_id)
         return None
+    asked = parse_date(str(item.get("question_date") or ""))
     return Haystack(question_id, str(item.get("question_type", "")),
-                    str(item["question"]).strip(), sessions, answers, frozenset(evidence))
+                    str(item["question"]).strip(), sessions, answers, frozenset(evidence),
+                    asked and iso(asked))
 
 
 def session_of(turn_id: str) -> str:

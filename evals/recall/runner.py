@@ -37,6 +37,9 @@ class Options:
     log: Callable[[str], None] = print
     rankings: list[dict] | None = None  # every answer's ranking is appended here
     server_env: tuple[tuple[str, str], ...] = ()  # more settings for the server (--server-env)
+    # Questions asked at the end of their conversation (LongMemEval: its question_date),
+    # False: at the server's now (their dates then name no message: no time preference).
+    asked_at_end: bool = True
 
 
 def server_env(variant: str, upstream_url: str) -> dict[str, str]:
@@ -63,6 +66,7 @@ def run_variant(
     """`sessions`: the import conversations of each sample (LoCoMo) or haystack
     (LongMemEval), made once for every variant."""
     search = search_haystacks if samples and isinstance(samples[0], Haystack) else search_all
+    asked = [asked_at(sample, found) for sample, found in zip(samples, sessions, strict=True)]
     with tempfile.TemporaryDirectory(prefix=f"recall-{variant}-") as tmp:
         service = ServiceProcess(
             Path(tmp) / "data",
@@ -80,7 +84,8 @@ def run_variant(
             options.log(f"  {variant}: imported {sum(i['messages'] for i in imports)} messages")
             result = {
                 "import": _throughput(imports),
-                "modes": {mode: search(users, samples, imports, mode, options.rankings)
+                "modes": {mode: search(users, samples, imports, mode, options.rankings,
+                                       asked if options.asked_at_end else None)
                           for mode in modes},
             }
             if options.probe_messages:
@@ -115,17 +120,24 @@ def import_sample(client: RecallClient, sessions: Sessions, options: Options) ->
     }
 
 
+def asked_at(sample: Sample | Haystack, sessions: Sessions) -> str:
+    """When a sample's questions are asked: a LongMemEval question's date, else the time
+    of the last message (LoCoMo's questions come after the conversation)."""
+    last = max(m["created_at"] for conversation, _ in sessions for m in conversation["messages"])
+    return getattr(sample, "asked_at", None) or last
+
+
 def search_all(
     users: list[RecallClient], samples: list[Sample], imports: list[dict], mode: str,
-    rankings: list[dict] | None = None,
+    rankings: list[dict] | None = None, asked: list[str] | None = None,
 ) -> dict:
-    """Every question searched in `mode`; with `rankings`, each answer is appended to it
-    (`ranking_row`)."""
+    """Every question searched in `mode`, asked at `asked` (one per sample; None: now);
+    with `rankings`, each answer is appended to it (`ranking_row`)."""
     rows, per_sample, seconds, degraded = [], {}, [], Counter()
-    for client, sample, imported in zip(users, samples, imports, strict=True):
+    for n, (client, sample, imported) in enumerate(zip(users, samples, imports, strict=True)):
         mine = per_sample[sample.sample_id] = []
         for question in sample.questions:
-            found = client.search(question.question, mode)
+            found = client.search(question.question, mode, asked_at=asked and asked[n])
             ranking = [imported["ids"][m] for m in found.message_ids if m in imported["ids"]]
             mine.append((question.category, score(ranking, question.evidence)))
             if rankings is not None:
@@ -146,13 +158,16 @@ def search_all(
 
 def search_haystacks(
     users: list[RecallClient], haystacks: list[Haystack], imports: list[dict], mode: str,
-    rankings: list[dict] | None = None,
+    rankings: list[dict] | None = None, asked: list[str] | None = None,
 ) -> dict:
     """Each LongMemEval question searched over its own haystack (its own user) in `mode`,
-    HAYSTACK_LIMIT results, scored by `session_score`."""
+    HAYSTACK_LIMIT results, asked at `asked` (one per haystack; None: now), scored by
+    `session_score`."""
     rows, seconds, degraded = [], [], Counter()
-    for client, haystack, imported in zip(users, haystacks, imports, strict=True):
-        found = client.search(haystack.question, mode, limit=HAYSTACK_LIMIT)
+    for n, (client, haystack, imported) in enumerate(zip(users, haystacks, imports,
+                                                         strict=True)):
+        found = client.search(haystack.question, mode, limit=HAYSTACK_LIMIT,
+                              asked_at=asked and asked[n])
         ranking = [imported["ids"][m] for m in found.message_ids if m in imported["ids"]]
         rows.append((haystack.question_type,
                      session_score(ranking, [session_of(t) for t in ranking],

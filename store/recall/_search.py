@@ -52,6 +52,11 @@ LIFTERS = 3
 # messages both placed fairly high. Measured in evals/results/recall_head.md (2 gained on
 # both datasets it was chosen on, 3 only on LoCoMo; even on two held-out conversations).
 RANKING_HEAD = 2
+# What a message written within the time a question names (`prefer`) adds to its score
+# (0..1) before the scores are scaled back into 0..1: a preference, not a filter (the
+# date words may describe the event, not the message). Measured in
+# evals/results/recall_time_and_parts.md.
+PREFERENCE = 0.2
 
 
 @dataclass(frozen=True)
@@ -84,13 +89,15 @@ class Searching:
     db: Database
     _vectors: VectorIndex
 
-    def keyword(self, query: str, bounds: Bounds, *, limit: int = 10) -> list[MessageHit]:
+    def keyword(self, query: str, bounds: Bounds, *, limit: int = 10,
+                prefer: Bounds | None = None) -> list[MessageHit]:
         """Full-text ranking (any query text is safe) of max(5 x limit, 50) matches, their
         BM25 (ts_rank) scaled to 0..1, then `with_neighbours` among those matches only
-        (the best 3 x limit lift theirs): every hit matches the query."""
+        (the best 3 x limit lift theirs), then `prefer`'s messages raised (`_preferred`):
+        every hit matches the query."""
         matches = convex_merge([self._keyword_ranking(query, bounds, pool_for(limit))])
         lifted = self._lifted(matches, limit, only_ranked=True)
-        return self._hits(lifted[:limit], bounds)
+        return self._hits(self._preferred(lifted, prefer)[:limit], bounds)
 
     def semantic(self, vector: Sequence[float], bounds: Bounds, *, limit: int = 10
                  ) -> list[MessageHit]:
@@ -98,17 +105,20 @@ class Searching:
         return self._hits(self._semantic_ranking(vector, bounds, limit), bounds)[:limit]
 
     def hybrid(self, query: str, vector: Sequence[float], bounds: Bounds, *, limit: int = 10,
-               pool: int | None = None, keyword: Ranking | None = None) -> list[MessageHit]:
+               pool: int | None = None, keyword: Ranking | None = None,
+               prefer: Bounds | None = None) -> list[MessageHit]:
         """Keyword and semantic rankings (`pool` each, default max(5 x limit, 50)) merged
         by `convex_merge`, then `with_neighbours` (score 0..1; the best 3 x limit lift
-        theirs); bounds apply before the cut. `keyword`: the keyword half, taken ahead by
-        `hybrid_keyword` with the same arguments (a chat turn does, while it embeds)."""
+        theirs), then `prefer`'s messages raised (`_preferred`); bounds apply before the
+        cut. `keyword`: the keyword half, taken ahead by `hybrid_keyword` with the same
+        arguments (a chat turn does, while it embeds)."""
         pool = pool or pool_for(limit)
         rankings = both_rankings(
             self.db,
             lambda: self._keyword_ranking(query, bounds, pool) if keyword is None else keyword,
             lambda: self._semantic_ranking(vector, bounds, pool))
-        ranking = self._lifted(convex_merge(rankings, head=RANKING_HEAD), limit)
+        ranking = self._preferred(self._lifted(convex_merge(rankings, head=RANKING_HEAD), limit),
+                                  prefer)
         # Both rankings hold only messages within bounds (a vector of a message deleted
         # since the copy loaded may remain), a neighbour may lie outside them: rows for
         # three times the limit are plenty.
@@ -123,6 +133,15 @@ class Searching:
         lifters = ranking[:max(LIFTERS * limit, 30)]
         neighbours = self._neighbours([message_id for message_id, _ in lifters])
         return with_neighbours(ranking, neighbours, only_ranked=only_ranked)
+
+    def _preferred(self, ranking: Ranking, prefer: Bounds | None) -> Ranking:
+        """`ranking` after the messages within `prefer`'s dates gained PREFERENCE, scaled
+        back into 0..1 (None: unchanged)."""
+        if prefer is None or not ranking:
+            return ranking
+        inside = self._dated([message_id for message_id, _ in ranking], prefer) or set()
+        return sorted(((mid, (score + PREFERENCE * (mid in inside)) / (1 + PREFERENCE))
+                       for mid, score in ranking), key=lambda pair: (-pair[1], pair[0]))
 
     def _neighbours(self, message_ids: list[str]) -> dict[str, tuple[str | None, str | None]]:
         """message id -> (the message before it, the one after) in its conversation."""

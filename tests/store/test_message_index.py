@@ -248,6 +248,29 @@ def test_a_date_range_far_from_the_query_still_gets_its_nearest_messages(stores,
     assert [h.message_id for h in found] == ids[25:29]
 
 
+def test_a_preferred_period_ranks_its_messages_first_and_drops_none(stores, people):
+    alice, bob = people
+    # Equal matches, each its own conversation (no neighbours), and a weaker one.
+    found = stores.imports.import_conversations(alice.id, [
+        ("oslo", [_note("trip to Oslo", "2023-01-10")]),
+        ("rome", [_note("trip to Rome", "2023-06-10")]),
+        ("notes", [_note("the trip planning spreadsheet for the office budget", "2023-06-11")]),
+    ])
+    (oslo,), (rome,), (notes,) = (f.message_ids for f in found)
+    _index(stores, {oslo: _vec(1), rome: _vec(1), notes: _vec(2)})
+    bounds = Bounds(alice.id)
+    for june, first in ((Bounds(alice.id, after="2023-06-01T00:00:00.000000Z",
+                                before="2023-07-01T00:00:00.000000Z"), rome),
+                        (Bounds(alice.id, before="2023-02-01T00:00:00.000000Z"), oslo)):
+        hybrid = stores.messages.hybrid("trip", _vec(1), bounds, prefer=june)
+        keyword = stores.messages.keyword("trip", bounds, prefer=june)
+        for hits in (hybrid, keyword):
+            assert hits[0].message_id == first and len(hits) == 3
+            assert all(0 <= hit.score <= 1 for hit in hits)
+    # Another user's period prefers nothing of alice's and shows bob nothing.
+    assert stores.messages.keyword("trip", Bounds(bob.id), prefer=Bounds(bob.id)) == []
+
+
 def _note(text: str, day: str) -> ImportedMessage:
     return ImportedMessage("user", text, created_at=f"{day}T10:00:00.000000Z")
 

@@ -44,6 +44,7 @@ def test_a_question_becomes_its_sessions_as_dated_conversations_with_turn_ids():
     assert second["messages"][0]["created_at"] == "2023-05-20T03:21:20Z"
     assert haystack.evidence == {"s2#0"} and haystack.answer_sessions == {"s2"}
     assert haystack.turn_count == 4 and session_of("s2#0") == "s2"
+    assert haystack.asked_at == "2023-05-30T22:40:00Z"  # question_date, as UTC
     assert problems.counts == {
         "session date not readable (placed after the previous one)": 1,
         "turn without text or role (skipped)": 2}

@@ -1,0 +1,122 @@
+"""GET /api/conversations/search with questions of several parts and questions that name a
+time (`asked_at`): each part's evidence reaches the top, and the messages of the time
+named come first without the others being dropped."""
+
+import pytest
+
+from tests.chatsvc.recall.test_search_api import _search
+
+# Many turns about the book club, one about the sister's work: asked together, the book
+# club's words would fill the top on their own.
+BOOK_CLUB = [f"The book club meets on {day}; this month we read {title}."
+             for day, title in (("Monday", "Dune"), ("Tuesday", "Emma"), ("Friday", "Ulysses"),
+                                ("Sunday", "Beloved"), ("Thursday", "Middlemarch"))]
+PARTS = {"conversations": [
+    {"title": "Club", "messages": [
+        *({"role": "user", "content": text, "created_at": f"2023-05-0{n + 1}T10:00:00Z"}
+          for n, text in enumerate(BOOK_CLUB)),
+        {"role": "user", "content": "读书会每周四晚上七点开始，地点在图书馆。",
+         "created_at": "2023-05-07T10:00:00Z"},
+        {"role": "user", "content": "读书会这个月读《红楼梦》，大家都很喜欢读书会。",
+         "created_at": "2023-05-07T11:00:00Z"},
+        {"role": "user", "content": "读书会的成员越来越多了，读书会很热闹。",
+         "created_at": "2023-05-07T12:00:00Z"}]},
+    {"title": "Family", "messages": [
+        {"role": "user", "content": "My sister is a nurse at the children's hospital.",
+         "created_at": "2023-05-08T10:00:00Z"},
+        {"role": "user", "content": "我姐姐在一家银行上班。",
+         "created_at": "2023-05-08T11:00:00Z"}]},
+]}
+# The same dinner twice, a month apart: only the time the question names tells them apart.
+DINNERS = {"conversations": [
+    {"title": "March", "messages": [
+        {"role": "user", "content": "We had dinner at the Sichuan restaurant with Li.",
+         "created_at": "2023-03-15T12:00:00Z"}]},
+    {"title": "May", "messages": [
+        {"role": "user", "content": "We had dinner at the Sichuan restaurant with Wang.",
+         "created_at": "2023-05-15T12:00:00Z"}]},
+]}
+
+
+def _import(client, headers, body, index_now) -> list[str]:
+    response = client.post("/api/conversations/import", headers=headers, json=body)
+    assert response.status_code == 202, response.text
+    index_now()
+    return [i for c in response.json()["conversations"] for i in c["message_ids"]]
+
+
+def _contents(body: dict) -> list[str]:
+    return [hit["content"] for hit in body["results"]]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+@pytest.mark.parametrize(("question", "evidence"), [
+    ("When does the book club meet? Also, where does my sister work?",
+     "My sister is a nurse at the children's hospital."),
+    ("读书会是几点开始？另外，我姐姐在哪里上班？", "我姐姐在一家银行上班。"),
+])
+def test_each_part_of_a_two_part_question_reaches_the_top(
+        client, alice, index_now, mode, question, evidence):
+    _import(client, alice[1], PARTS, index_now)
+    body = _search(client, alice[1], q=question, mode=mode, limit=3)
+    assert evidence in _contents(body)[:2]
+    assert any("book club" in text or "读书会" in text for text in _contents(body)[:2])
+    assert all(0 < hit["score"] <= 1 for hit in body["results"])
+    assert len(body["results"]) == 3
+
+
+def test_a_two_part_question_never_finds_another_users_messages(client, alice, bob, index_now):
+    _import(client, alice[1], PARTS, index_now)
+    _import(client, bob[1], DINNERS, index_now)
+    body = _search(client, bob[1], q="When does the book club meet? Also, where does my "
+                   "sister work?", limit=10)
+    assert set(_contents(body)) <= {m["content"] for c in DINNERS["conversations"]
+                                    for m in c["messages"]}
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+@pytest.mark.parametrize(("question", "asked_at", "first"), [
+    ("Where did we have dinner with friends last month?", "2023-04-18T09:00:00Z", "Li."),
+    ("Where did we have dinner with friends last month?", "2023-06-18T09:00:00Z", "Wang."),
+    ("Where did we have dinner with friends in May?", "2023-06-18", "Wang."),
+    ("上个月我们和谁一起吃了晚饭 dinner Sichuan restaurant？", "2023-04-18T09:00:00Z", "Li."),
+])
+def test_the_messages_of_the_time_named_come_first_and_the_others_stay(
+        client, alice, index_now, mode, question, asked_at, first):
+    _import(client, alice[1], DINNERS, index_now)
+    body = _search(client, alice[1], q=question, mode=mode, asked_at=asked_at)
+    found = _contents(body)
+    assert found[0].endswith(first)
+    assert len(found) == 2  # a preference, not a filter
+
+
+def test_the_time_named_is_read_in_the_users_timezone(client, services, alice, index_now):
+    # 16:30 UTC on 30 April is already 1 May in Shanghai: "last month" is April there,
+    # whose window (April and as long again) holds the May dinner; in UTC it is March.
+    _user, token = services.stores.users.add("carol", timezone="Asia/Shanghai")
+    carol = {"Authorization": f"Bearer {token}"}
+    question = {"q": "Where did we have dinner with friends last month?",
+                "asked_at": "2023-04-30T16:30:00Z"}
+    for headers, first in ((carol, "Wang."), (alice[1], "Li.")):
+        _import(client, headers, DINNERS, index_now)
+        assert _contents(_search(client, headers, **question))[0].endswith(first)
+
+
+@pytest.mark.parametrize("asked_at", ["yesterday", "2023-13-01", "x" * 100])
+def test_an_unreadable_asked_at_is_400_naming_it(client, alice, asked_at):
+    response = client.get("/api/conversations/search", headers=alice[1],
+                          params={"q": "dinner last month", "asked_at": asked_at})
+    assert response.status_code == 400, response.text
+    assert response.json()["extra"][0]["key"] == "asked_at"
+
+
+@pytest.mark.parametrize("asked_at", ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z"])
+def test_an_asked_at_at_the_calendars_ends_is_answered_in_any_zone(
+        client, services, index_now, asked_at):
+    for n, zone in enumerate(("Pacific/Kiritimati", "Pacific/Pago_Pago")):
+        _user, token = services.stores.users.add(f"edge{n}", timezone=zone)
+        headers = {"Authorization": f"Bearer {token}"}
+        _import(client, headers, DINNERS, index_now)
+        body = _search(client, headers, q="What did we eat this year and last year?",
+                       asked_at=asked_at)
+        assert len(body["results"]) == 2
