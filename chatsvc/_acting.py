@@ -8,6 +8,8 @@ a JWT that names someone else is refused: each acts for its own user only.
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.exceptions import (
@@ -55,6 +57,14 @@ def _utf8(raw: str) -> str:
         return raw
 
 
+def _display_name(connection: ASGIConnection, header: str) -> str | None:
+    """The end user's name; percent-decoded, as Open WebUI sends it ("J%C3%BCrgen" for
+    Jürgen: HTTP headers are ASCII), a raw UTF-8 name as it is."""
+    name = header_value(connection, header, MAX_NAME_CHARS * 3)
+    return None if name is None else _checked(unquote(name), f"the {header} header",
+                                              MAX_NAME_CHARS)
+
+
 async def _body_user(connection: ASGIConnection, receive: Receive) -> str | None:
     """OpenAI's `user` field of a /v1/chat/completions body (read once: the handler
     gets the same parsed body)."""
@@ -90,7 +100,7 @@ async def acting_user(connection: ASGIConnection, token: str, receive: Receive) 
             raise PermissionDeniedException(
                 f"only a service key may act for another user: drop the {header} header")
         return account
-    name = header_value(connection, services.settings.user_name_header, MAX_NAME_CHARS)
+    name = _display_name(connection, services.settings.user_name_header)
     if external is None:
         external = await _body_user(connection, receive)
         if external is None:

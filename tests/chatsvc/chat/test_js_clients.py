@@ -1,6 +1,7 @@
 """Real JavaScript clients on /v1: the official `openai` package for Node and the
-Vercel AI SDK (`ai` + `@ai-sdk/openai-compatible`), each streaming a turn through
-chatsvc (node_modules: installed by scripts/test.sh from js/package-lock.json)."""
+Vercel AI SDK (`ai` + `@ai-sdk/openai-compatible`), each streaming turns for an end user
+through a service key, and seeing what the user said remembered in a new conversation
+(node_modules: installed by scripts/test.sh from js/package-lock.json)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from chatsvc.testing import Reply
-from tests.chatsvc.chat.conftest import seed_user_data
+from tests.chatsvc.extraction.conftest import answer
 
 JS = Path(__file__).parent / "js"
 CLIENTS = ["openai", "ai-sdk"]
@@ -40,17 +41,26 @@ def stream_turn(client: str, **turn) -> str:
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_a_js_client_streams_an_answer_over_the_users_memory(client, live, live_client,
-                                                             alice, upstream, settings):
-    seed_user_data(live_client, alice[1])
-    upstream.script(Reply(chunks=["Miso", " is", " fine."]))
-    token = alice[1]["Authorization"].split()[1]
-    text = stream_turn(client, base_url=live, api_key=token, model=settings.llm_model,
-                       messages=[{"role": "user", "content": "How is my cat?"}])
-    assert text == "Miso is fine."
-    [request] = upstream.requests
-    assert request.body["stream"] is True
-    assert "Lives in Lisbon with a cat called Miso" in request.body["messages"][0]["content"]
+def test_a_js_client_acts_for_an_end_user_who_is_remembered(client, live, live_client,
+                                                            services, upstream, settings):
+    _, key = services.stores.users.add("webapp", kind="service")
+    said = "My cat is called Miso."
+    turn = {"base_url": live, "api_key": key, "model": settings.llm_model,
+            "headers": {"X-Chatsvc-User": "user-17"}}
+    upstream.script(Reply(chunks=["Hello", " Miso", "!"]))
+    assert stream_turn(client, **turn, messages=[{"role": "user", "content": said}]) == (
+        "Hello Miso!")
+    assert upstream.requests[0].body["stream"] is True
+    acting = {"Authorization": f"Bearer {key}", "X-Chatsvc-User": "user-17"}
+    upstream.script(answer([("core", "Has a cat called Miso", "m1", said)]))
+    assert live_client.post("/api/facts/extract", headers=acting).json()["new_facts"] == 1
+
+    upstream.script(Reply(chunks=["Miso", "."]))
+    question = [{"role": "user", "content": "What is my cat called?"}]
+    assert stream_turn(client, **turn, messages=question) == "Miso."
+    assert "Has a cat called Miso" in json.dumps(upstream.requests[-1].body["messages"])
+    assert len(live_client.get("/api/conversations", headers=acting).json()[
+        "conversations"]) == 2  # both turns stored, each a conversation of its own
 
 
 @pytest.mark.parametrize("client", CLIENTS)
