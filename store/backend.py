@@ -70,7 +70,7 @@ def stores_for(
     """Every domain store on `db`; `recall_keys` is the message index's key variant."""
     facts, memories = Facts(db), Memories(db)
     knowledge = Knowledge(db, rescore=knowledge_rescore)
-    messages = MessageIndex(db, keys=recall_keys, rescore=knowledge_rescore)
+    messages = MessageIndex(db, keys=recall_keys, rescore=knowledge_rescore, facts=facts)
     return Stores(
         db=db, users=Users(db), facts=facts, fact_sheets=FactSheets(db),
         extraction=ExtractionQueue(db), memories=memories, knowledge=knowledge,
