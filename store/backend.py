@@ -74,7 +74,7 @@ def stores_for(
     """Every domain store on `db`; `recall_keys` is the message index's key variant."""
     facts, memories = Facts(db), Memories(db)
     knowledge = Knowledge(db, rescore=knowledge_rescore)
-    messages = MessageIndex(db, keys=recall_keys, rescore=knowledge_rescore)
+    messages = MessageIndex(db, keys=recall_keys, rescore=knowledge_rescore, facts=facts)
     chats = Chats(db)
     return Stores(
         db=db, users=Users(db), facts=facts, fact_sheets=FactSheets(db),

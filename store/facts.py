@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from store._errors import NotFound, StoreError
 from store.clock import new_id, now_iso
 from store.contract import Database
-from store.sql import GREATEST, record
+from store.sql import GREATEST, in_list, record
 from store.vectors import KNN_MAX_K, OwnVectors, Scope, VectorSpec, content_hash
 
 CATEGORIES = ("core", "technical", "project", "transient")
@@ -350,6 +350,27 @@ class Facts(OwnVectors):
                         params={"user": user_id, "now": now}))
         return [FactHit(row_to_fact(row), distance) for row, distance in found
                 if distance <= max_distance]
+
+    def cited(self, user_id: str, vector: Sequence[float], *, k: int) -> list[tuple[str, float]]:
+        """(message id, cosine similarity of its nearest fact) for the messages that the
+        user's `k` live facts nearest `vector` quote, best first: conversation search's
+        fact keys (store.recall). A fact deleted, superseded or expired, or a quote
+        removed with its conversation or branch, stops citing at once: nothing is copied."""
+        found = self._vectors.nearest_rows(
+            vector, k=min(KNN_MAX_K, max(1, k)), columns="f.id",
+            scope=Scope(user_id=user_id, where=f"f.user_id = $user AND {LIVE}",
+                        params={"user": user_id, "now": now_iso()}))
+        similarity = {row["id"]: 1.0 - distance for row, distance in found}
+        if not similarity:
+            return []
+        ids, params = in_list("fact", similarity)
+        best: dict[str, float] = {}
+        for row in self.db.execute("SELECT fact_id, message_id FROM fact_evidence WHERE "
+                                   f"user_id = $user AND fact_id IN {ids}",
+                                   {**params, "user": user_id}):
+            score = similarity[row["fact_id"]]
+            best[row["message_id"]] = max(best.get(row["message_id"], score), score)
+        return sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))
 
     def vector_count(self, user_id: str | None = None) -> int:
         return self._vectors.count(user_id)

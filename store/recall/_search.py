@@ -1,12 +1,19 @@
 """Search over one user's indexed messages: keyword, semantic and hybrid (score fusion,
 neighbouring turns sharing a match), with optional date bounds (`after` inclusive,
-`before` exclusive, ISO-8601 UTC)."""
+`before` exclusive, ISO-8601 UTC).
+
+Besides its own key, a message has a key for each of the user's live facts that quotes
+it (`FactKeys`): in the semantic ranking a message scores its nearest key (LongMemEval's
+K = V + fact), so a question phrased like the fact finds the turn that said it. The
+fact's own vector is that key, read where it lies (`fact_vec`, `fact_evidence`): nothing
+is written per message or per fact, and it follows the fact's life by construction."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from store.contract import Database
 from store.hybrid import Ranking, both_rankings, convex_merge, keyword_ranking, pool_for
@@ -83,11 +90,19 @@ class Bounds:
         return {"user": self.user_id, "after": self.after, "before": self.before}
 
 
+class FactKeys(Protocol):
+    def cited(self, user_id: str, vector: Sequence[float], *, k: int
+              ) -> list[tuple[str, float]]:
+        """(message id, similarity of its nearest fact) of the facts nearest `vector`."""
+        ...
+
+
 class Searching:
     """The search half of `MessageIndex`."""
 
     db: Database
     _vectors: VectorIndex
+    _facts: FactKeys | None  # None: messages have their own keys only
 
     def keyword(self, query: str, bounds: Bounds, *, limit: int = 10,
                 prefer: Bounds | None = None) -> list[MessageHit]:
@@ -157,6 +172,27 @@ class Searching:
 
     def _semantic_ranking(self, vector: Sequence[float], bounds: Bounds, limit: int
                           ) -> Ranking:
+        return self._with_fact_keys(self._own_keys(vector, bounds, limit), vector, bounds,
+                                    limit)
+
+    def _with_fact_keys(self, ranking: Ranking, vector: Sequence[float], bounds: Bounds,
+                        limit: int) -> Ranking:
+        """`ranking` with each message cited by one of the user's `limit` facts nearest
+        `vector` scored by its nearest key, cut to its length again (at least `limit`):
+        a longer ranking would shift the min-max scaling of `convex_merge`."""
+        cited = [] if self._facts is None else self._facts.cited(bounds.user_id, vector,
+                                                                 k=limit)
+        if not cited:
+            return ranking
+        inside = self._dated([message_id for message_id, _ in cited], bounds)
+        scores = dict(ranking)
+        for message_id, similarity in cited:
+            if inside is None or message_id in inside:
+                scores[message_id] = max(scores.get(message_id, similarity), similarity)
+        merged = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+        return merged[:max(len(ranking), limit)]
+
+    def _own_keys(self, vector: Sequence[float], bounds: Bounds, limit: int) -> Ranking:
         """Nearest first. SQLite's in-memory copy knows only the user: with dates, the
         neighbours outside them are dropped and the search widens until `limit` are left."""
         scope = Scope(user_id=bounds.user_id, where=_IN_RANGE, params=bounds.params)
@@ -174,6 +210,8 @@ class Searching:
         """Those of `message_ids` within the dates of `bounds` (None: it has none)."""
         if bounds.after is None and bounds.before is None:
             return None
+        if not message_ids:
+            return set()
         ids, params = in_list("id", message_ids)
         rows = self.db.execute(f"SELECT k.id, {visible(_IN_RANGE)} FROM message_index k "
                                f"WHERE k.id IN {ids}", {**params, **bounds.params})

@@ -1,11 +1,13 @@
 """GET /api/conversations/search and /index-status: modes, bounds, isolation, degradation,
 and the background indexer catching up after imports."""
 
+import asyncio
 
 import pytest
 from litestar.testing import TestClient
 
 from chatsvc import create_app
+from store.facts import Evidence
 from tests.chatsvc.recall.conftest import wait_until_indexed
 
 CONVERSATIONS = {"conversations": [
@@ -126,3 +128,30 @@ def test_every_api_that_takes_a_time_refuses_an_unreadable_one_in_the_same_words
     assert [r.json()["detail"].split(": ", 1)[1] for r in refused] == [rule] * 3
     assert client.get("/api/conversations/index-status", headers=alice[1]).json()[
         "messages"] == 0  # the refused import wrote nothing
+
+
+def test_a_fact_quoting_a_message_leads_a_search_phrased_like_it_there_until_deleted(
+        client, services, alice, bob, imported):
+    """The fact is stored as extraction stores it (text, vector, quote); the search and the
+    delete go through the API."""
+    _pets, work = imported
+    nurse = work["message_ids"][0]
+    fact_text = "Caroline is employed in healthcare"
+
+    def score(headers) -> float | None:
+        body = _search(client, headers, q=fact_text, mode="semantic")
+        return next((r["score"] for r in body["results"] if r["message_id"] == nurse), None)
+
+    own = score(alice[1])
+    [vector] = asyncio.run(services.embedder.embed_documents([fact_text]))
+    facts = services.stores.facts
+    fact = facts.create(alice[0].id, category="core", fact=fact_text, embedding=vector)
+    facts.add_evidence(alice[0].id, fact.id, [Evidence(
+        nurse, work["id"], "I started a new job as a nurse", "2023-07-01T09:00:00Z")])
+    keyed = score(alice[1])
+    assert keyed > own + 0.02  # the fact's key is nearer the question than the turn's own
+    assert score(bob[1]) is None  # nothing of Alice's reaches Bob
+    assert client.delete(f"/api/facts/{fact.id}", headers=bob[1]).status_code == 404
+    assert score(alice[1]) == pytest.approx(keyed)
+    assert client.delete(f"/api/facts/{fact.id}", headers=alice[1]).status_code == 204
+    assert score(alice[1]) == pytest.approx(own)
