@@ -100,8 +100,7 @@ def test_the_migration_makes_existing_conversations_linear(tmp_path):
 
     conn = sqlean.connect(str(tmp_path / "x.db"), isolation_level=None)
     apply(conn, upto=21)
-    conn.execute("INSERT INTO users(id, name, token_id, token_hash, created_at) "
-                 "VALUES ('u', 'alice', 't', 'h', 'c')")
+    conn.execute("INSERT INTO users(id, name, created_at) VALUES ('u', 'alice', 'c')")
     conn.execute("INSERT INTO conversations(id, user_id, title, created_at, updated_at) "
                  "VALUES ('c', 'u', 'old', 't', 't')")
     for n, role in enumerate(["user", "assistant", "user", "assistant"]):
