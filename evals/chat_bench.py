@@ -309,15 +309,20 @@ def main() -> None:
     parser.add_argument("--service-ms", type=float, default=20.0,
                         help="the embedding service's time per query (default 20)")
     args = parser.parse_args()
+    publish("chat_bench", args, run, markdown)
+
+
+def publish(name: str, args: argparse.Namespace, run, render) -> None:
+    """Run the bench and write `name`.json/.md in evals/results (its machine and times in
+    `note`: describe() reads the load average when the run started and at its end)."""
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     result = run(args)
-    # describe() gives the load average read when the run started and now, at its end.
     result["note"] = (f"{describe()}, {stamp}; real app over loopback HTTP, scripted "
                       "upstream, local embedder.")
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "chat_bench.json").write_text(json.dumps(result, indent=2) + "\n")
-    (RESULTS / "chat_bench.md").write_text(markdown(result))
-    print(markdown(result))
+    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / f"{name}.md").write_text(render(result))
+    print(render(result))
 
 
 if __name__ == "__main__":

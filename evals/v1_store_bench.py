@@ -20,7 +20,6 @@ Results: evals/results/chat_bench_v1_store.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 
@@ -29,8 +28,7 @@ import httpx
 from chatsvc import Services, Settings
 from chatsvc.embeddings import LocalEmbedder
 from chatsvc.testing import Reply, ScriptedUpstream
-from evals._machine import describe
-from evals.chat_bench import RESULTS, pct, populate, serve
+from evals.chat_bench import pct, populate, publish, serve
 from evals.chat_clients import QUESTIONS, turns, v1_conversation
 from store.backend import Stores
 from store.exchanges import Answer, Said
@@ -141,14 +139,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--retries", type=int, default=100)
     args = parser.parse_args()
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    result = run(args)
-    result["note"] = (f"{describe()}, {stamp}; real app over loopback HTTP, scripted "
-                      "upstream, local embedder.")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "chat_bench_v1_store.json").write_text(json.dumps(result, indent=2) + "\n")
-    (RESULTS / "chat_bench_v1_store.md").write_text(markdown(result))
-    print(markdown(result))
+    publish("chat_bench_v1_store", args, run, markdown)
 
 
 if __name__ == "__main__":

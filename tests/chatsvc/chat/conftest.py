@@ -24,6 +24,21 @@ def settings(upstream_settings) -> Settings:
     return upstream_settings
 
 
+@pytest.fixture
+def vision() -> str:
+    """LLM_VISION for `vision_settings` (a test module may override it)."""
+    return "true"
+
+
+@pytest.fixture
+def vision_settings(upstream_settings, monkeypatch, vision) -> Settings:
+    """The image tests' settings: small limits, so they are quick to reach."""
+    monkeypatch.setenv("LLM_VISION", vision)
+    monkeypatch.setenv("CHATSVC_MAX_IMAGES", "2")
+    monkeypatch.setenv("CHATSVC_MAX_IMAGE_BYTES", "1000")
+    return Settings.from_env()
+
+
 def read_events(client, headers, body: dict) -> list[tuple[str, dict]]:
     """POST /api/chat and collect (event, data) pairs until the stream ends."""
     with connect_sse(client, "POST", "/api/chat", json=body, headers=headers) as source:

@@ -20,16 +20,8 @@ GIF_URL = "data:image/gif;base64," + base64.b64encode(GIF).decode()
 
 
 @pytest.fixture
-def vision() -> str:
-    return "true"
-
-
-@pytest.fixture
-def settings(upstream_settings, monkeypatch, vision) -> Settings:
-    monkeypatch.setenv("LLM_VISION", vision)
-    monkeypatch.setenv("CHATSVC_MAX_IMAGES", "2")
-    monkeypatch.setenv("CHATSVC_MAX_IMAGE_BYTES", "1000")
-    return Settings.from_env()
+def settings(vision_settings) -> Settings:
+    return vision_settings
 
 
 def send(client, headers, images, *, message="What is this?", conversation_id=None):

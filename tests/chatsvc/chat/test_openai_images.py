@@ -14,16 +14,8 @@ from tests.chatsvc.chat.conftest import HTTPS_URL, PNG, PNG_URL
 
 
 @pytest.fixture
-def vision() -> str:
-    return "true"
-
-
-@pytest.fixture
-def settings(upstream_settings, monkeypatch, vision) -> Settings:
-    monkeypatch.setenv("LLM_VISION", vision)
-    monkeypatch.setenv("CHATSVC_MAX_IMAGES", "2")
-    monkeypatch.setenv("CHATSVC_MAX_IMAGE_BYTES", "1000")
-    return Settings.from_env()
+def settings(vision_settings) -> Settings:
+    return vision_settings
 
 
 def part(url: str, detail: str | None = None) -> dict:
