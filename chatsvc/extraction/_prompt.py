@@ -38,11 +38,15 @@ class Request:
     shown: dict[str, str]  # label -> the text the request showed (a cut message's head)
 
     def message(self, label: str) -> PendingMessage | None:
-        """The message behind a label such as "m3", None for one the request lacks."""
-        if not label.startswith("m") or not label[1:].isdigit():
+        """The message behind a label such as "m3" or "a2", None for one the request
+        lacks (a user label on an assistant's message included)."""
+        if label[:1] not in ("m", "a") or not label[1:].isdigit():
             return None
         index = int(label[1:]) - 1
-        return self.messages[index] if 0 <= index < len(self.messages) else None
+        if not 0 <= index < len(self.messages):
+            return None
+        message = self.messages[index]
+        return message if label_of(index + 1, message.role) == label else None
 
 
 @dataclass(frozen=True)
@@ -144,15 +148,24 @@ def build_request(
         else:
             taken = [tokenizer.truncate(taken[0], tokenizer.count(taken[0]) - over)]
         chat = render(taken)
-    shown = {f"m{n}": line.split(": ", 1)[1] if ": " in line else ""
-             for n, line in enumerate(taken, 1)}
+    shown = {label_of(n, message.role): line.split(": ", 1)[1] if ": " in line else ""
+             for n, (line, message) in enumerate(zip(taken, pending, strict=False), 1)}
     return Request(chat, pending[: len(taken)], chat_tokens(chat, tokenizer), shown)
+
+
+def label_of(number: int, role: str) -> str:
+    """The user's messages are m1, m3, ..., the others a2, ... (one sequence): a JSON
+    schema that allows only m labels (REPLY_SCHEMA) keeps a constrained model from
+    citing the assistant's words at all (the bundled Qwen cited the assistant's echo of
+    the user's sentence, which the verifier refuses as not_user)."""
+    return f"{'m' if role == 'user' else 'a'}{number}"
 
 
 def message_line(number: int, message: PendingMessage) -> str:
     """`m3 user [2024-05-08]: text`: the label evidence cites, who spoke and the day
     (so "yesterday" can be read), then the text exactly as stored."""
-    return f"m{number} {message.role} [{message.created_at[:10]}]: {message.content}"
+    return (f"{label_of(number, message.role)} {message.role} [{message.created_at[:10]}]: "
+            f"{message.content}")
 
 
 def repair_chat(request: Request, bad_reply: str, error: str) -> list[dict[str, str]]:

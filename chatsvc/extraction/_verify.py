@@ -141,7 +141,7 @@ def _wordlike(char: str) -> bool:
 # The label at the start of a citation: models copy more of the message's line head
 # than the label ("m3 user" from "m3 user [2024-05-08]: ..."; Qwen 1.5B did so for
 # 19 of 22 facts on the adversarial set).
-_LABEL = re.compile(r"[\s\[(#]*m\s*(\d+)(?!\d)", re.IGNORECASE)
+_LABEL = re.compile(r"[\s\[(#]*([ma])\s*(\d+)(?!\d)", re.IGNORECASE)
 
 
 def _message(shown: Mapping[str, Shown], label: object) -> Shown | None:
@@ -149,7 +149,7 @@ def _message(shown: Mapping[str, Shown], label: object) -> Shown | None:
     if not isinstance(label, str):
         return None
     found = _LABEL.match(label)
-    return shown.get(label) or (shown.get(f"m{found[1]}") if found else None)
+    return shown.get(label) or (shown.get(f"{found[1].lower()}{found[2]}") if found else None)
 
 
 def _earlier(shown: Mapping[str, Shown], message: Shown) -> Iterator[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_LINE = re.compile(r"^(?:(m\d+) )?(user|assistant|system|tool)\b[^:\n]*: ", re.MULTILINE)
+_LINE = re.compile(r"^(?:([ma]\d+) )?(user|assistant|system|tool)\b[^:\n]*: ", re.MULTILINE)
 _CONVERSATION = "Conversation:"
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 

@@ -59,7 +59,8 @@ def test_quotes_that_are_not_the_users_own_words_are_refused(llm_services, upstr
           ("assistant", "Your dog is called Max and you live in Lyon."),
           ("user", "I work night shifts at the hospital."))
     upstream.script(answer([
-        ("core", "Has a dog called Max", "m2", "Your dog is called Max"),  # the assistant's
+        ("core", "Has a dog called Max", "a2", "Your dog is called Max"),  # the assistant's
+        ("core", "Is called Max", "m2", "Your dog is called Max"),  # no user message m2
         ("core", "Lives in Lyon", "m1", "I live in Lyon"),  # not in m1
         ("core", "Has a cat", "m9", "I have a cat"),  # no such message
         ("core", "Works night shifts at the hospital", "m3", "I work night shifts at the hospital"),
@@ -67,7 +68,7 @@ def test_quotes_that_are_not_the_users_own_words_are_refused(llm_services, upstr
     result = _run(s, user.id)
     assert result.new_facts == 1, result
     # A label the request never showed is a fabricated citation: its quote is nowhere.
-    assert result.rejected["not_user"] == 1 and result.rejected["quote_not_found"] == 2
+    assert result.rejected["not_user"] == 1 and result.rejected["quote_not_found"] == 3
     assert _facts(s, user.id) == ["Works night shifts at the hospital"]
 
 

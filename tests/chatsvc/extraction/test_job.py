@@ -65,7 +65,7 @@ def test_new_facts_are_saved_mentioned_embedded_and_put_on_the_sheet(llm_service
     prompt = message["content"]
     assert message["role"] == "user" and "(none)" in prompt
     assert "\nm3 user [" in prompt and "]: I write Python scripts for the ward." in prompt
-    assert "\nm2 assistant [" in prompt
+    assert "\na2 assistant [" in prompt
 
 
 def test_re_mentions_record_extractions_without_duplicates(llm_services, upstream, alice):
