@@ -99,18 +99,23 @@ def searches(http: httpx.Client, n: int) -> list[dict]:
 
 
 def v1_conversation(http: httpx.Client, upstream: ScriptedUpstream, model: str, n: int, *,
-                    tag: str, store: bool, name: str | None = None) -> list[dict]:
+                    tag: str, store: bool, name: str | None = None,
+                    pause: float = 0.0) -> list[dict]:
     """n turns of one growing `/v1/chat/completions` conversation (each request the one
     before, its answer and a new question; `tag` makes its texts its own), stored or
     not, named by the conversation header or not: client sent -> upstream received
     (`to_upstream_ms`, the question's storage in it) and -> answer received
     (`total_ms`, the answer's storage too), ms. Each turn first waits for the indexer
-    (`settle`, a user's pause), so that no turn competes with embedding the last one's
-    stored messages."""
+    (`settle`), so that no turn competes with embedding the last one's stored messages,
+    then `pause` seconds more, the same for every variant: the in-process embedder
+    embeds a query in 24 ms right after its own last call and in 37-50 ms after a pause
+    of 50 ms to 1 s (docs/evals.md), so a turn sent the instant the last one ended would
+    be measured on a warm engine that no user's next message finds."""
     rows, messages = [], []
     headers = {"X-Chatsvc-Conversation": name} if name else {}
     for i in range(n):
         settle(http)
+        time.sleep(pause)
         messages.append({"role": "user", "content": f"{QUESTIONS[i % len(QUESTIONS)]} ({tag})"})
         upstream.script(Reply(chunks=[f"Answer {i} ({tag})."]))
         body = {"model": model, "messages": messages, "store": store}

@@ -1,5 +1,6 @@
 """python -m evals.v1_store_bench [--facts 1000] [--chunks 1000] [--messages 1000]
                                   [--rounds 6] [--turns 10] [--retries 100]
+                                  [--pause 0.5]
 
 What storing `/v1` exchanges costs per turn (issue 39: at most +2 ms p50 for a turn
 named by header). chat_bench's setup (the real app over loopback HTTP, uvicorn in a
@@ -9,10 +10,12 @@ thread, the scripted upstream, the real local embedder, a populated user), then 
 rounds: `"store": false` (today's /v1), stored and found by the prefix of its messages,
 stored and named by the X-Chatsvc-Conversation header. Per turn: client sent -> upstream
 received (the question's storage is in it) and -> answer received (the answer's storage
-too), each turn after the indexer caught up (a user's pause). Then the same request
-`--retries` times: the messages stored before and after (each exchange is stored once),
-and the store's two writes of a turn timed alone, without HTTP (what a loaded machine's
-noise hides in the figures above).
+too), each turn after the indexer caught up and `--pause` seconds more (a user's pause;
+0 sends each turn as soon as the indexer is done, which favours the unstored variant,
+whose embedding engine is still warm from its last turn: chat_clients.v1_conversation).
+Then the same request `--retries` times: the messages stored before and after (each
+exchange is stored once), and the store's two writes of a turn timed alone, without
+HTTP (what a loaded machine's noise hides in the figures above).
 
 Results: evals/results/chat_bench_v1_store.{json,md}.
 """
@@ -79,6 +82,7 @@ def run(args) -> dict:
         services = Services.open(settings, embedder=LocalEmbedder())
         user, token = services.stores.users.add("bench")
         result = {"facts": args.facts, "chunks": args.chunks, "messages": args.messages,
+                  "pause": args.pause,
                   "populate": populate(services, user.id, args.facts, args.chunks,
                                        args.messages)}
         rows: dict[str, list[dict]] = {variant: [] for variant in VARIANTS}
@@ -91,7 +95,7 @@ def run(args) -> dict:
                     rows[variant] += v1_conversation(
                         http, upstream, settings.llm_model, args.turns, tag=tag,
                         store=variant != "not stored",
-                        name=tag if variant.endswith("header") else None)
+                        name=tag if variant.endswith("header") else None, pause=args.pause)
             result["retries"] = retries(http, upstream, settings.llm_model, args.retries)
         result["store_alone"] = store_alone(services.stores, user.id, 2 * args.rounds,
                                             args.turns)
@@ -107,7 +111,8 @@ def markdown(result: dict) -> str:
         "# /v1 turns stored or not", "", result["note"], "",
         f"User with {result['facts']} facts, {result['messages']} earlier messages, "
         f"{result['chunks']} knowledge chunks. Growing /v1 conversations, the three variants "
-        "alternating one conversation at a time. ms.", "",
+        "alternating one conversation at a time; each turn sent once the indexer caught up "
+        f"and {result['pause']} s more. ms.", "",
         "| variant | to upstream p50 | p95 | answer received p50 | p95 | n |",
         "|---|---|---|---|---|---|",
     ]
@@ -138,6 +143,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--retries", type=int, default=100)
+    parser.add_argument("--pause", type=float, default=0.5,
+                        help="seconds each turn waits after the indexer caught up")
     args = parser.parse_args()
     publish("chat_bench_v1_store", args, run, markdown)
 

@@ -20,7 +20,7 @@ import anyio
 from chatsvc import metrics
 from chatsvc._errors import EmbeddingError, VectorUnavailable
 from chatsvc._threads import in_thread_shielded
-from chatsvc._zones import user_zone
+from chatsvc._zones import in_user_zone, user_zone
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._stopwatch import Stopwatch
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
@@ -138,8 +138,13 @@ class HeadStart:
         self._task = asyncio.create_task(self._embed(sources, query))
 
     @classmethod
-    def when_remote(cls, sources: Sources, query: str) -> HeadStart | None:
-        if sources.embedder.in_process or not sources.db.vector_state.ok:
+    def when_remote(cls, sources: Sources, query: str, *, beside_write: bool = False
+                    ) -> HeadStart | None:
+        """`beside_write`: the turn's only work before the searches is one small write
+        (a stored /v1 question, ~1 ms in a worker thread), which runs beside the
+        in-process model too: +3.5-4 ms p50 over an unstored /v1 turn with it, +8-17 ms
+        without (evals/results/chat_bench_v1_store.md)."""
+        if not sources.db.vector_state.ok or (sources.embedder.in_process and not beside_write):
             return None
         return cls(sources, query)
 
@@ -182,11 +187,12 @@ async def _query_vector(
 async def dynamic_layers(
     sources: Sources, user: User, project_id: str | None, query: str, snapshot: Snapshot,
     timings: dict[str, float], head_start: HeadStart | None = None,
+    asked_at: datetime | None = None,
 ) -> tuple[Dynamic, str | None, list[dict]]:
     """(layers, degraded_reason or None, sources) for the current message; recall leaves
     out the memories and whole documents the `snapshot` pinned in the stable prefix.
     `head_start`: the query's embedding, already under way; the searches' keyword halves
-    are then taken while it runs."""
+    are then taken while it runs. `asked_at`: the turn's time in the user's zone."""
     state = sources.db.vector_state
     if not state.ok:
         return await _fallback(sources, "vector_store",
@@ -202,7 +208,7 @@ async def dynamic_layers(
         vector = await _query_vector(sources, query, head_start, clock)
         with clock("search"):
             dynamic = await sources.searches(user.id, project_id, query, vector, snapshot,
-                                             clock, ahead)
+                                             clock, ahead, asked_at)
     except EmbeddingError as exc:
         return await _fallback(sources, "embeddings", f"embeddings unavailable: {exc}")
     except VectorUnavailable as exc:
@@ -230,7 +236,8 @@ async def prepare(
     with clock("stable"):
         snapshot = await stable_snapshot(sources, user, conversation, project_id, now)
     dynamic, reason, cited = await dynamic_layers(sources, user, project_id, current, snapshot,
-                                                   timings, head_start)
+                                                   timings, head_start,
+                                                   in_user_zone(now, user.timezone))
     with clock("assemble"):
         assembly = assemble(
             snapshot=snapshot,

@@ -152,7 +152,8 @@ async def chat_completions(
     if settings.llm_is_bundled:
         options = for_bundled_model(options, model)
     with slots.take(request.user.id) as slot:
-        head_start = HeadStart.when_remote(sources, current)  # beside the stable layers
+        # beside the stable layers, or the stored question
+        head_start = HeadStart.when_remote(sources, current, beside_write=stored)
         try:
             exchange = await Exchange.record(sources, exchanges, request.user.id, history,
                                              current, name, images) if stored else None
