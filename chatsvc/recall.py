@@ -55,8 +55,7 @@ class RecallService:
         the top. With `asked_at` (aware, in the asker's zone), the messages written in
         the time the question names (context.question_dates) rank higher (hybrid and
         keyword)."""
-        when = asked_at and question_dates.window(query, asked_at)
-        prefer = when and Bounds(bounds.user_id, after=iso(when.start), before=iso(when.end))
+        prefer = preferred(bounds.user_id, query, asked_at)
         asked = question_parts.parts(query)
         found = [await self._search(bounds, part, mode, limit, prefer) for part in asked]
         return found[0] if len(found) == 1 else _merged(found, limit)
@@ -89,12 +88,14 @@ class RecallService:
                                keyword=keyword, prefer=prefer)
 
     def excerpts(self, user_id: str, query: str, vector: Sequence[float], *,
-                 limit: int, keyword: Ranking | None = None) -> list[MessageHit]:
+                 limit: int, keyword: Ranking | None = None,
+                 asked_at: datetime | None = None) -> list[MessageHit]:
         """Hybrid search for a chat turn that embedded its query already (blocking: the
         turn runs it in the worker thread of its other searches). `keyword`: the keyword
-        half, from `keyword_ahead` with the same arguments."""
+        half, from `keyword_ahead` with the same arguments; `asked_at` as for `search`."""
         return self.index.hybrid(query, vector, Bounds(user_id), limit=limit,
-                                 pool=_turn_pool(limit), keyword=keyword)
+                                 pool=_turn_pool(limit), keyword=keyword,
+                                 prefer=preferred(user_id, query, asked_at))
 
     def keyword_ahead(self, user_id: str, query: str, *, limit: int) -> Ranking:
         """The keyword half of `excerpts`, taken while the query is embedded."""
@@ -107,6 +108,13 @@ class RecallService:
         """The one call point after messages are stored: the background indexer keys
         (full text at once) and embeds them, never the request."""
         self.indexer.wake()
+
+
+def preferred(user_id: str, query: str, asked_at: datetime | None) -> Bounds | None:
+    """The dates of the time `query` names as of `asked_at` (context.question_dates), as
+    the bounds a search prefers; None without either."""
+    when = asked_at and question_dates.window(query, asked_at)
+    return when and Bounds(user_id, after=iso(when.start), before=iso(when.end))
 
 
 def _merged(found: list[Found], limit: int) -> Found:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread
@@ -116,19 +117,22 @@ class Sources:
     async def searches(
         self, user_id: str, project_id: str | None, query: str, vector: list[float],
         snapshot: Snapshot, clock: Stopwatch, ahead: KeywordsAhead | None = None,
+        asked_at: datetime | None = None,
     ) -> Dynamic:
         """The per-message layers: the four searches, each timed by `clock`, one after
         another in one worker thread. Not side by side: on 2 cores the GIL and the other
         threads made each of four parallel searches 3-8x slower than alone; and each hop
         to a worker thread waits for one to wake up, a core to be free and the event
         loop to take the answer back (docs/chat.md, Benchmark). `ahead`: their keyword
-        halves, already taken."""
+        halves, already taken; `asked_at`: the turn's time in the user's zone (the earlier
+        messages of a time the message names rank higher)."""
         return await in_thread(self._searches, user_id, project_id, query, vector, snapshot,
-                               clock, ahead)
+                               clock, ahead, asked_at)
 
     def _searches(
         self, user_id: str, project_id: str | None, query: str, vector: list[float],
         snapshot: Snapshot, clock: Stopwatch, ahead: KeywordsAhead | None,
+        asked_at: datetime | None,
     ) -> Dynamic:
         with clock("facts"):
             facts = self.related_facts(user_id, vector)
@@ -138,7 +142,8 @@ class Sources:
             snippets = self.knowledge_snippets(user_id, query, vector, snapshot.docs,
                                                ahead and ahead.knowledge)
         with clock("recall"):
-            excerpts = self.earlier_messages(user_id, query, vector, ahead and ahead.recall)
+            excerpts = self.earlier_messages(user_id, query, vector, ahead and ahead.recall,
+                                             asked_at)
         return Dynamic(facts=tuple(facts), memories=tuple(memories), snippets=tuple(snippets),
                        excerpts=tuple(excerpts))
 
@@ -170,10 +175,11 @@ class Sources:
         return [Snippet(h.chunk_id, h.title, h.text, h.score) for h in hits]
 
     def earlier_messages(self, user_id: str, query: str, vector: list[float],
-                         keyword: Ranking | None = None) -> list[Excerpt]:
+                         keyword: Ranking | None = None, asked_at: datetime | None = None
+                         ) -> list[Excerpt]:
         """The user's stored messages (any conversation) that best match the query."""
         hits = self.recall.excerpts(user_id, query, vector, limit=EARLIER_MESSAGES,
-                                    keyword=keyword)
+                                    keyword=keyword, asked_at=asked_at)
         return [Excerpt(h.message_id, h.conversation_id, speaker(h.role, h.name), h.content,
                         h.created_at, h.score) for h in hits]
 

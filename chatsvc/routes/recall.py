@@ -12,7 +12,7 @@ from litestar.params import FromQuery
 
 from chatsvc._settings import Settings
 from chatsvc._threads import in_thread, in_thread_shielded
-from chatsvc._zones import user_zone
+from chatsvc._zones import in_user_zone
 from chatsvc.importing import Conversation, InvalidImport, parse
 from chatsvc.recall import MODES, RecallService
 from chatsvc.routes import _validate as check
@@ -66,14 +66,6 @@ def _moment_or_none(field: str, value: str | None) -> datetime | None:
     return check.moment(field, value) if value and value.strip() else None
 
 
-def _asked(moment: datetime, timezone: str) -> datetime:
-    """`moment` in the user's zone; in UTC where that zone would leave years 1-9999."""
-    try:
-        return moment.astimezone(user_zone(timezone))
-    except OverflowError:
-        return moment
-
-
 def hit_json(hit: MessageHit) -> dict:
     return {"message_id": hit.message_id, "conversation_id": hit.conversation_id,
             "role": hit.role, "name": hit.name, "content": hit.content,
@@ -93,7 +85,7 @@ async def search(
     if mode not in MODES:
         raise check.bad("mode", f"must be one of {', '.join(MODES)}")
     bounds = search_bounds(request.user.id, after, before)
-    asked = _asked(_moment_or_none("asked_at", asked_at) or utc_now(), request.user.timezone)
+    asked = in_user_zone(_moment_or_none("asked_at", asked_at) or utc_now(), request.user.timezone)
     found = await recall.search(bounds, q, mode=mode,
                                 limit=check.bounded("limit", limit, 1, MAX_RESULTS),
                                 asked_at=asked)

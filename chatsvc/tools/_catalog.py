@@ -17,6 +17,7 @@ from litestar.exceptions import ValidationException
 from chatsvc._errors import EmbeddingError
 from chatsvc._services import Services
 from chatsvc._threads import in_thread
+from chatsvc._zones import in_user_zone
 from chatsvc.memory import InvalidMemory, MemoryFields
 from chatsvc.routes import checks as check
 from chatsvc.routes.facts import facts_json
@@ -26,6 +27,7 @@ from chatsvc.routes.recall import hit_json as message_json
 from chatsvc.routes.recall import search_bounds
 from context.tokens import get_tokenizer
 from store import NotFound, User, VectorUnavailable
+from store.clock import utc_now
 
 READ_TOKENS = 2000  # one read_knowledge page: enough to answer from, small enough to afford
 MAX_RESULTS = 20
@@ -113,13 +115,16 @@ async def search_conversations(
     limit: int = 10,
 ) -> dict:
     """Search what the user and the assistant said in earlier conversations (hybrid
-    keyword + meaning); `after` / `before` are ISO-8601 times that bound the dates."""
+    keyword + meaning); `after` / `before` are ISO-8601 times that bound the dates. A time
+    the query names ("last May") is read from now in the user's zone."""
     query = _checked("query", query, max_chars=MAX_QUERY)
     try:
         bounds = search_bounds(caller.user.id, after, before)
     except ValidationException as exc:
         raise ToolError(exc.detail) from None
-    found = await caller.services.recall.search(bounds, query, limit=_limit(limit))
+    found = await caller.services.recall.search(
+        bounds, query, limit=_limit(limit),
+        asked_at=in_user_zone(utc_now(), caller.user.timezone))
     return {"mode": found.mode, "degraded_reason": found.degraded_reason,
             "results": [message_json(hit) for hit in found.hits]}
 

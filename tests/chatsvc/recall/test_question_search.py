@@ -2,8 +2,13 @@
 time (`asked_at`): each part's evidence reaches the top, and the messages of the time
 named come first without the others being dropped."""
 
+import asyncio
+from datetime import timedelta
+
 import pytest
 
+from chatsvc.tools._catalog import Caller, search_conversations
+from store.clock import utc_now
 from tests.chatsvc.recall.test_search_api import _search
 
 # Many turns about the book club, one about the sister's work: asked together, the book
@@ -120,3 +125,19 @@ def test_an_asked_at_at_the_calendars_ends_is_answered_in_any_zone(
         body = _search(client, headers, q="What did we eat this year and last year?",
                        asked_at=asked_at)
         assert len(body["results"]) == 2
+
+
+def test_the_search_tool_reads_the_time_named_from_now(client, services, alice, index_now):
+    # The chat model's and MCP's search_conversations asks at the present moment: of the
+    # same dinner last month and four months ago, last month's comes first.
+    def dinner(months_ago: int, friend: str) -> dict:
+        day = (utc_now().replace(day=15) - timedelta(days=30 * months_ago)).replace(day=15)
+        return {"title": friend, "messages": [{
+            "role": "user", "content": f"We had dinner at the Sichuan restaurant with {friend}.",
+            "created_at": day.strftime("%Y-%m-%dT12:00:00Z")}]}
+    _import(client, alice[1], {"conversations": [dinner(4, "Li"), dinner(1, "Wang")]},
+            index_now)
+    caller = Caller(services, alice[0])
+    found = asyncio.run(search_conversations(
+        caller, "Where did we have dinner with friends last month?"))
+    assert [hit["content"][-4:] for hit in found["results"]] == ["ang.", " Li."]
