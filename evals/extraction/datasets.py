@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evals.recall import mapping
-from evals.recall.locomo import Problems, Sample, dia_id, parse_sample
+from evals.recall.locomo import ACCEPTANCE, Problems, Sample, dia_id, parse_sample
 
-ACCEPTANCE = frozenset({44, 47, 48, 49, 50})
 IMPORT_BYTES = 4_000_000  # per import request, under the server's 8 MB
 _MEMBER = "data/multimodal_dialog/locomo10_v2/{}.json"
 IMPORTABLE_ROLES = ("user", "assistant")

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evals.recall.dates import iso, parse_session_time
-from evals.recall.locomo import dia_id
+from evals.recall.locomo import ACCEPTANCE, dia_id
 
-HELD_FOR_ACCEPTANCE = frozenset({44, 47, 48, 49, 50})
 _MEMBER = "data/multimodal_dialog/locomo10_v2/{n}.json"
 _SESSION = re.compile(r"^session_(\d+)$")
 
@@ -41,7 +40,7 @@ class Pair:
 
 
 def load(path: Path, number: int) -> dict:
-    if number in HELD_FOR_ACCEPTANCE:
+    if number in ACCEPTANCE:
         raise ValueError(f"LoCoMo conversation {number} is kept for acceptance: not read here")
     path = Path(path)
     if path.suffix == ".zip":

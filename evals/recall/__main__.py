@@ -52,7 +52,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--include-heldout", action="store_true",
-        help="LongMemEval: also the acceptance set's questions (for the outside check only)",
+        help="also the acceptance set: LongMemEval's held-out questions, LoCoMo's conversations "
+        "44 and 47-50 (for the outside check only)",
     )
     parser.add_argument(
         "--probe-messages",
@@ -114,7 +115,8 @@ def main(argv: list[str]) -> int:
         args.probe_messages = 0  # the probe chats with LoCoMo questions
         meta = _haystack_meta(args, samples)
     else:
-        samples = samples_of(raw, problems)[: args.limit_samples]
+        samples = samples_of(raw, problems, include_heldout=args.include_heldout)[
+            : args.limit_samples]
         sessions = [mapping.conversations(sample, problems) for sample in samples]
         meta = _meta(args, samples)
     probe_variant = args.probe_variant or args.variants[0]

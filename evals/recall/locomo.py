@@ -22,6 +22,9 @@ SCORED = (1, 2, 3, 4)  # 5 is adversarial: reported apart, left out of the overa
 _DIA_ID = re.compile(r"D\s*(\d+)\s*:\s*(\d+)")
 _SESSION = re.compile(r"^session_(\d+)$")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # the API refuses these
+# LoCoMo-10's acceptance conversations (their numbers): checked from outside, never
+# developed on; every harness that reads LoCoMo refuses or skips them unless asked.
+ACCEPTANCE = frozenset({44, 47, 48, 49, 50})
 
 
 @dataclass(frozen=True)
@@ -87,10 +90,17 @@ def load(path: Path, problems: Problems) -> list[Sample]:
     return samples_of(json.loads(Path(path).read_text(encoding="utf-8")), problems)
 
 
-def samples_of(raw: list | dict, problems: Problems) -> list[Sample]:
-    """The samples of a parsed file: a list of them, or one alone."""
+def samples_of(raw: list | dict, problems: Problems, *, include_heldout: bool = False
+               ) -> list[Sample]:
+    """The samples of a parsed file: a list of them, or one alone; the acceptance
+    conversations (ACCEPTANCE, as `conv-N`) skipped unless `include_heldout`."""
     items = raw if isinstance(raw, list) else [raw]
-    return [parse_sample(item, n, problems) for n, item in enumerate(items)]
+    samples = [parse_sample(item, n, problems) for n, item in enumerate(items)]
+    held = {f"conv-{number}" for number in ACCEPTANCE}
+    for sample in samples:
+        if sample.sample_id in held and not include_heldout:
+            problems.note("held-out conversation (skipped; --include-heldout)", sample.sample_id)
+    return [s for s in samples if include_heldout or s.sample_id not in held]
 
 
 def parse_sample(item: dict, n: int, problems: Problems) -> Sample:

@@ -40,7 +40,7 @@ def test_pairs_are_an_observation_with_its_turn_and_with_another_turn_of_its_spe
     assert [[t.dia_id for t in p.turns] for p in false] == [["D1:3"], ["D1:1"]]
 
 
-@pytest.mark.parametrize("number", sorted(locomo_pairs.HELD_FOR_ACCEPTANCE))
+@pytest.mark.parametrize("number", sorted(locomo_pairs.ACCEPTANCE))
 def test_the_acceptance_conversations_are_never_read(tmp_path, number):
     with pytest.raises(ValueError, match="acceptance"):
         locomo_pairs.load(tmp_path, number)

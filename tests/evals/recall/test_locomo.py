@@ -1,6 +1,6 @@
 import json
 
-from evals.recall.locomo import Problems, dia_id, load
+from evals.recall.locomo import Problems, dia_id, load, samples_of
 
 SAMPLE = {
     "sample_id": "conv-1",
@@ -81,3 +81,12 @@ def test_dia_ids_are_canonical():
     assert dia_id("D01:003") == "D1:3"
     assert dia_id(" D 2 : 4 ") == "D2:4"
     assert dia_id("D2") is None
+
+
+def test_the_acceptance_conversations_are_skipped_unless_asked_for():
+    held = {**SAMPLE, "sample_id": "conv-47"}
+    problems = Problems()
+    assert [s.sample_id for s in samples_of([SAMPLE, held], problems)] == ["conv-1"]
+    assert problems.counts["held-out conversation (skipped; --include-heldout)"] == 1
+    assert [s.sample_id for s in samples_of([SAMPLE, held], Problems(), include_heldout=True)
+            ] == ["conv-1", "conv-47"]
