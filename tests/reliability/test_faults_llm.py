@@ -8,11 +8,11 @@ gets a clear `error` event, no traceback, bounded latency.
 from __future__ import annotations
 
 import json
-import time
 
 import httpx
 
 from chatsvc.testing import Reply
+from tests._waiting import wait_for
 from tests.reliability.conftest import (
     FIRST_TOKEN_TIMEOUT,
     SEND_TIMEOUT,
@@ -22,14 +22,6 @@ from tests.reliability.conftest import (
 )
 
 SLACK = 3.0  # scheduling on a loaded 2-core machine
-
-
-def wait_for(predicate, timeout: float):
-    deadline = time.monotonic() + timeout
-    while not (result := predicate()):
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-    return result
 
 
 def test_500_before_the_first_token_every_time(fault, scripted):

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import signal
 import threading
-import time
 
 import httpx
 import pytest
 from httpx_sse import connect_sse
 
 from chatsvc.testing import Reply, ServiceProcess
+from tests._waiting import wait_for
 from tests.reliability.conftest import auth, chat_turn, stored
 
 COMPLETION = {"object": "chat.completion", "choices": [
@@ -114,13 +114,6 @@ def test_deleting_the_conversation_mid_answer_without_streaming_is_404(fault, sc
     response = answered["response"]
     assert response.status_code == 404, response.text
     assert response.json()["extra"]["code"] == "conversation_deleted"
-
-
-def wait_for(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
 
 
 def child(data_dir, ollama, scripted) -> ServiceProcess:

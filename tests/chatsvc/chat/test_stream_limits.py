@@ -9,9 +9,9 @@ import logging
 import pytest
 
 from chatsvc.testing import Reply
+from tests._waiting import wait_for
 from tests.chatsvc.chat.conftest import chat
 from tests.chatsvc.chat.test_chat_failures import stored
-from tests.chatsvc.chat.test_chat_live import wait_for
 
 FIRST_TOKEN, STALL, TOTAL = 3.0, 1.0, 0.5
 
