@@ -11,6 +11,7 @@ is written per message or per fact, and it follows the fact's life by constructi
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -64,6 +65,10 @@ RANKING_HEAD = 2
 # date words may describe the event, not the message). Measured in
 # evals/results/recall_time_and_parts.md.
 PREFERENCE = 0.2
+# What a message gains when the question names its speaker ("What does Melanie do to
+# destress?" in an imported group chat: the answer is mostly in Melanie's own turns).
+# Measured in evals/results/recall_speakers.md.
+SPEAKER_PREFERENCE = 0.1
 
 
 @dataclass(frozen=True)
@@ -112,7 +117,7 @@ class Searching:
         every hit matches the query."""
         matches = convex_merge([self._keyword_ranking(query, bounds, pool_for(limit))])
         lifted = self._lifted(matches, limit, only_ranked=True)
-        return self._hits(self._preferred(lifted, prefer)[:limit], bounds)
+        return self._hits(self._preferred(lifted, query, prefer)[:limit], bounds)
 
     def semantic(self, vector: Sequence[float], bounds: Bounds, *, limit: int = 10
                  ) -> list[MessageHit]:
@@ -133,7 +138,7 @@ class Searching:
             lambda: self._keyword_ranking(query, bounds, pool) if keyword is None else keyword,
             lambda: self._semantic_ranking(vector, bounds, pool))
         ranking = self._preferred(self._lifted(convex_merge(rankings, head=RANKING_HEAD), limit),
-                                  prefer)
+                                  query, prefer)
         # Both rankings hold only messages within bounds (a vector of a message deleted
         # since the copy loaded may remain), a neighbour may lie outside them: rows for
         # three times the limit are plenty.
@@ -149,14 +154,29 @@ class Searching:
         neighbours = self._neighbours([message_id for message_id, _ in lifters])
         return with_neighbours(ranking, neighbours, only_ranked=only_ranked)
 
-    def _preferred(self, ranking: Ranking, prefer: Bounds | None) -> Ranking:
-        """`ranking` after the messages within `prefer`'s dates gained PREFERENCE, scaled
-        back into 0..1 (None: unchanged)."""
-        if prefer is None or not ranking:
+    def _preferred(self, ranking: Ranking, query: str, prefer: Bounds | None) -> Ranking:
+        """`ranking` after the messages within `prefer`'s dates gained PREFERENCE and those
+        of a speaker `query` names SPEAKER_PREFERENCE, scaled back into 0..1."""
+        if not ranking:
             return ranking
-        inside = self._dated([message_id for message_id, _ in ranking], prefer) or set()
-        return sorted(((mid, (score + PREFERENCE * (mid in inside)) / (1 + PREFERENCE))
+        message_ids = [message_id for message_id, _ in ranking]
+        inside = self._dated(message_ids, prefer) or set() if prefer is not None else set()
+        named = self._named(message_ids, query)
+        if prefer is None and not named:
+            return ranking
+        top = 1 + PREFERENCE * (prefer is not None) + SPEAKER_PREFERENCE * bool(named)
+        return sorted(((mid, (score + PREFERENCE * (mid in inside)
+                              + SPEAKER_PREFERENCE * (mid in named)) / top)
                        for mid, score in ranking), key=lambda pair: (-pair[1], pair[0]))
+
+    def _named(self, message_ids: list[str], query: str) -> set[str]:
+        """Those of `message_ids` whose speaker's name `query` names (`names_in`)."""
+        ids, params = in_list("id", message_ids)
+        rows = list(self.db.execute(
+            "SELECT k.id, m.name FROM message_index k JOIN messages m ON m.seq = k.seq "
+            f"WHERE k.id IN {ids} AND m.name IS NOT NULL", params))
+        names = names_in(query, {row["name"] for row in rows})
+        return {row["id"] for row in rows if row["name"] in names}
 
     def _neighbours(self, message_ids: list[str]) -> dict[str, tuple[str | None, str | None]]:
         """message id -> (the message before it, the one after) in its conversation."""
@@ -237,6 +257,24 @@ class Searching:
         rows = self._rows([message_id for message_id, _ in ranking], bounds)
         return [record(MessageHit, rows[mid], score=score) for mid, score in ranking
                 if mid in rows]
+
+
+def names_in(query: str, names: set[str]) -> set[str]:
+    """The `names` that `query` holds as a word of its own, case aside ("Melanie's" holds
+    Melanie, "Melanies" does not); a name in Chinese, Japanese, Korean or Thai anywhere
+    in it (their words have no spaces between them, or take particles: 민수가)."""
+    text = query.casefold()
+    found = set()
+    for name in names:
+        key = name.strip().casefold()
+        pattern = re.escape(key) if _UNSPACED.search(key) else _WORD.format(re.escape(key))
+        if key and re.search(pattern, text):
+            found.add(name)
+    return found
+
+
+_WORD = r"(?<!\w){}(?!\w)"
+_UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def widened(k: int, limit: int, inside: int) -> int:

@@ -9,6 +9,7 @@ import pytest
 
 from chatsvc.tools._catalog import Caller, search_conversations
 from store.clock import utc_now
+from store.recall._search import names_in
 from tests.chatsvc.recall.test_search_api import _search
 
 # Many turns about the book club, one about the sister's work: asked together, the book
@@ -141,3 +142,37 @@ def test_the_search_tool_reads_the_time_named_from_now(client, services, alice, 
     found = asyncio.run(search_conversations(
         caller, "Where did we have dinner with friends last month?"))
     assert [hit["content"][-4:] for hit in found["results"]] == ["ang.", " Li."]
+
+
+# Two speakers of imported group chats who said the same, each after a note of their own.
+CAMPING = {"conversations": [{"title": f"{name}'s trip", "messages": [
+    {"role": "user", "name": name, "content": "The weather was mild.",
+     "created_at": f"2023-05-0{n + 1}T10:00:00Z"},
+    {"role": "user", "name": name, "content": "We went camping by the lake.",
+     "created_at": f"2023-05-0{n + 1}T10:01:00Z"}]} for n, name in enumerate(("Ana", "Ben"))]}
+
+
+@pytest.mark.parametrize(("question", "first"), [
+    ("Where has Ana camped?", "Ana"), ("Where has ben camped?", "Ben"),
+    ("Where did Ben's family go camping?", "Ben")])
+def test_the_turns_of_the_speaker_a_question_names_rank_higher(
+        client, services, alice, index_now, question, first):
+    ids = _import(client, alice[1], CAMPING, index_now)
+    camped = {"Ana": ids[1], "Ben": ids[3]}
+    other = camped["Ben" if first == "Ana" else "Ana"]
+    # The other speaker's turn a little ahead, as a near tie of the rankings leaves it.
+    ranking = [(other, 0.8), (camped[first], 0.75), (ids[0], 0.3)]
+    raised = services.stores.messages._preferred(ranking, question, None)
+    assert [message_id for message_id, _ in raised[:2]] == [camped[first], other]
+    assert services.stores.messages._preferred(ranking, "Where has anyone camped?",
+                                               None) == ranking
+
+
+def test_a_name_is_a_word_of_its_own_or_any_part_of_an_unspaced_script():
+    names = {"Ana", "Anabel", "小明", "민수", "José"}
+    assert names_in("What did Ana's sister say?", names) == {"Ana"}
+    assert names_in("Anabel and ANA went out", names) == {"Ana", "Anabel"}
+    assert names_in("Banana bread", names) == set()
+    assert names_in("小明上周去了哪里？", names) == {"小明"}
+    assert names_in("민수가 어디 갔어?", names) == {"민수"}
+    assert names_in("What did josé cook?", names) == {"José"}
