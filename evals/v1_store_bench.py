@@ -6,16 +6,18 @@ What storing `/v1` exchanges costs per turn (issue 39: at most +2 ms p50 for a t
 named by header). chat_bench's setup (the real app over loopback HTTP, uvicorn in a
 thread, the scripted upstream, the real local embedder, a populated user), then growing
 `/v1/chat/completions` conversations of `--turns` turns (evals.chat_clients
-.v1_conversation) in three variants, one conversation of each in turn for `--rounds`
+.v1_conversation) in four variants, one conversation of each in turn for `--rounds`
 rounds: `"store": false` (today's /v1), stored and found by the prefix of its messages,
-stored and named by the X-Chatsvc-Conversation header. Per turn: client sent -> upstream
-received (the question's storage is in it) and -> answer received (the answer's storage
-too), each turn after the indexer caught up and `--pause` seconds more (a user's pause;
-0 sends each turn as soon as the indexer is done, which favours the unstored variant,
-whose embedding engine is still warm from its last turn: chat_clients.v1_conversation).
-Then the same request `--retries` times: the messages stored before and after (each
-exchange is stored once), and the store's two writes of a turn timed alone, without
-HTTP (what a loaded machine's noise hides in the figures above).
+stored and named by the X-Chatsvc-Conversation header, and stored for an end user a
+service key names by X-Chatsvc-User (populated as the token's user). Per turn: client
+sent -> upstream received (the question's storage is in it) and -> answer received (the
+answer's storage too), each turn after the indexer caught up and `--pause` seconds more
+(a user's pause; 0 sends each turn as soon as the indexer is done, which favours the
+unstored variant, whose embedding engine is still warm from its last turn:
+chat_clients.v1_conversation). Then the same request `--retries` times: the messages
+stored before and after (each exchange is stored once), and the store's two writes of a
+turn timed alone, without HTTP (what a loaded machine's noise hides in the figures
+above).
 
 Results: evals/results/chat_bench_v1_store.{json,md}.
 """
@@ -36,7 +38,9 @@ from evals.chat_clients import QUESTIONS, turns, v1_conversation
 from store.backend import Stores
 from store.exchanges import Answer, Said
 
-VARIANTS = ("not stored", "stored, by prefix", "stored, by header")
+VARIANTS = ("not stored", "stored, by prefix", "stored, by header",
+            "stored, for an end user named by header")
+ACTING = VARIANTS[3]  # a service key naming its end user (X-Chatsvc-User), found by prefix
 
 
 def retries(http: httpx.Client, upstream: ScriptedUpstream, model: str, n: int) -> dict:
@@ -81,21 +85,26 @@ def run(args) -> dict:
         })
         services = Services.open(settings, embedder=LocalEmbedder())
         user, token = services.stores.users.add("bench")
+        _frontend, key = services.stores.users.add("frontend", kind="service")
         result = {"facts": args.facts, "chunks": args.chunks, "messages": args.messages,
                   "pause": args.pause,
                   "populate": populate(services, user.id, args.facts, args.chunks,
                                        args.messages)}
         rows: dict[str, list[dict]] = {variant: [] for variant in VARIANTS}
         with serve(services) as base, httpx.Client(
-                base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=120) as http:
+                base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        ) as http, httpx.Client(base_url=base, timeout=120, headers={
+                "Authorization": f"Bearer {key}", "X-Chatsvc-User": "end-user-1"}) as acting:
+            end_user = acting.get("/api/me").raise_for_status().json()["id"]  # first sight
+            populate(services, end_user, args.facts, 0, args.messages)  # the chunks are shared
             turns(http, upstream, 3)  # warm-up: embedder, knowledge snapshot, tokenizer
             for round_ in range(args.rounds):
                 for variant in VARIANTS:
                     tag = f"{variant} {round_}"
                     rows[variant] += v1_conversation(
-                        http, upstream, settings.llm_model, args.turns, tag=tag,
-                        store=variant != "not stored",
-                        name=tag if variant.endswith("header") else None, pause=args.pause)
+                        acting if variant == ACTING else http, upstream, settings.llm_model,
+                        args.turns, tag=tag, store=variant != "not stored",
+                        name=tag if variant == "stored, by header" else None, pause=args.pause)
             result["retries"] = retries(http, upstream, settings.llm_model, args.retries)
         result["store_alone"] = store_alone(services.stores, user.id, 2 * args.rounds,
                                             args.turns)
@@ -110,7 +119,7 @@ def markdown(result: dict) -> str:
     lines = [
         "# /v1 turns stored or not", "", result["note"], "",
         f"User with {result['facts']} facts, {result['messages']} earlier messages, "
-        f"{result['chunks']} knowledge chunks. Growing /v1 conversations, the three variants "
+        f"{result['chunks']} knowledge chunks. Growing /v1 conversations, the four variants "
         "alternating one conversation at a time; each turn sent once the indexer caught up "
         f"and {result['pause']} s more. ms.", "",
         "| variant | to upstream p50 | p95 | answer received p50 | p95 | n |",
