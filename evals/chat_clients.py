@@ -98,32 +98,50 @@ def searches(http: httpx.Client, n: int) -> list[dict]:
     return rows
 
 
-def v1_conversation(http: httpx.Client, upstream: ScriptedUpstream, model: str, n: int, *,
-                    tag: str, store: bool, name: str | None = None,
-                    pause: float = 0.0) -> list[dict]:
-    """n turns of one growing `/v1/chat/completions` conversation (each request the one
-    before, its answer and a new question; `tag` makes its texts its own), stored or
-    not, named by the conversation header or not: client sent -> upstream received
-    (`to_upstream_ms`, the question's storage in it) and -> answer received
-    (`total_ms`, the answer's storage too), ms. Each turn first waits for the indexer
-    (`settle`), so that no turn competes with embedding the last one's stored messages,
-    then `pause` seconds more, the same for every variant: the in-process embedder
-    embeds a query in 24 ms right after its own last call and in 37-50 ms after a pause
-    of 50 ms to 1 s (docs/evals.md), so a turn sent the instant the last one ended would
-    be measured on a warm engine that no user's next message finds."""
-    rows, messages = [], []
-    headers = {"X-Chatsvc-Conversation": name} if name else {}
-    for i in range(n):
-        settle(http)
-        time.sleep(pause)
-        messages.append({"role": "user", "content": f"{QUESTIONS[i % len(QUESTIONS)]} ({tag})"})
-        upstream.script(Reply(chunks=[f"Answer {i} ({tag})."]))
-        body = {"model": model, "messages": messages, "store": store}
+class V1Conversation:
+    """One growing `/v1/chat/completions` conversation (each request the one before, its
+    answer and a new question; `tag` makes its texts its own), stored or not, named by
+    the conversation header or not. `turn()` sends its next turn: client sent -> upstream
+    received (`to_upstream_ms`, the question's storage in it) and -> answer received
+    (`total_ms`, the answer's storage too), ms."""
+
+    def __init__(self, http: httpx.Client, upstream: ScriptedUpstream, model: str, *,
+                 tag: str, store: bool, name: str | None = None) -> None:
+        self.http, self.upstream, self.model = http, upstream, model
+        self.tag, self.store = tag, store
+        self.headers = {"X-Chatsvc-Conversation": name} if name else {}
+        self.messages: list[dict] = []
+
+    def turn(self) -> dict:
+        i = len(self.messages) // 2
+        self.messages.append({"role": "user",
+                              "content": f"{QUESTIONS[i % len(QUESTIONS)]} ({self.tag})"})
+        self.upstream.script(Reply(chunks=[f"Answer {i} ({self.tag})."]))
+        body = {"model": self.model, "messages": self.messages, "store": self.store}
         sent = time.monotonic()
-        response = http.post("/v1/chat/completions", json=body, headers=headers)
+        response = self.http.post("/v1/chat/completions", json=body, headers=self.headers)
         done = time.monotonic()
         response.raise_for_status()
-        messages.append(response.json()["choices"][0]["message"])
-        rows.append({"to_upstream_ms": (upstream.requests[-1].received_at - sent) * 1000,
-                     "total_ms": (done - sent) * 1000})
+        self.messages.append(response.json()["choices"][0]["message"])
+        return {"to_upstream_ms": (self.upstream.requests[-1].received_at - sent) * 1000,
+                "total_ms": (done - sent) * 1000}
+
+
+def interleaved(conversations: dict[str, V1Conversation], n: int, clients: list[httpx.Client],
+                *, pause: float) -> dict[str, list[dict]]:
+    """n turns of each conversation, taken in turns (the order rotated every turn, so no
+    variant always follows the same one); before each turn every client's indexer
+    caught up (`settle`: no turn competes with embedding stored messages), then `pause`
+    seconds more, the same for every variant: the in-process embedder embeds a query in
+    24 ms right after its own last call and in 37-50 ms after a pause of 50 ms to 1 s
+    (docs/evals.md), so a turn sent the instant the last one ended would be measured on
+    a warm engine that no user's next message finds."""
+    rows: dict[str, list[dict]] = {key: [] for key in conversations}
+    keys = list(conversations)
+    for i in range(n):
+        for key in keys[i % len(keys):] + keys[:i % len(keys)]:
+            for client in clients:
+                settle(client)
+            time.sleep(pause)
+            rows[key].append(conversations[key].turn())
     return rows

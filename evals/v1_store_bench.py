@@ -6,18 +6,18 @@ What storing `/v1` exchanges costs per turn (issue 39: at most +2 ms p50 for a t
 named by header). chat_bench's setup (the real app over loopback HTTP, uvicorn in a
 thread, the scripted upstream, the real local embedder, a populated user), then growing
 `/v1/chat/completions` conversations of `--turns` turns (evals.chat_clients
-.v1_conversation) in four variants, one conversation of each in turn for `--rounds`
-rounds: `"store": false` (today's /v1), stored and found by the prefix of its messages,
-stored and named by the X-Chatsvc-Conversation header, and stored for an end user a
-service key names by X-Chatsvc-User (populated as the token's user). Per turn: client
-sent -> upstream received (the question's storage is in it) and -> answer received (the
-answer's storage too), each turn after the indexer caught up and `--pause` seconds more
-(a user's pause; 0 sends each turn as soon as the indexer is done, which favours the
-unstored variant, whose embedding engine is still warm from its last turn:
-chat_clients.v1_conversation). Then the same request `--retries` times: the messages
-stored before and after (each exchange is stored once), and the store's two writes of a
-turn timed alone, without HTTP (what a loaded machine's noise hides in the figures
-above).
+.V1Conversation) in four variants, one conversation of each per round for `--rounds`
+rounds, their turns interleaved (`interleaved`): `"store": false` (today's /v1), stored
+and found by the prefix of its messages, stored and named by the X-Chatsvc-Conversation
+header, and stored for an end user a service key names by X-Chatsvc-User (populated as
+the token's user). Per turn: client sent -> upstream received (the question's storage is
+in it) and -> answer received (the answer's storage too), each turn after the indexer
+caught up and `--pause` seconds more (a user's pause; 0 sends each turn as soon as the
+indexer is done, which favours the unstored variant, whose embedding engine is still
+warm from its last turn: chat_clients.interleaved). Then the same request `--retries`
+times: the messages stored before and after (each exchange is stored once), and the
+store's two writes of a turn timed alone, without HTTP (what a loaded machine's noise
+hides in the figures above).
 
 Results: evals/results/chat_bench_v1_store.{json,md}.
 """
@@ -34,7 +34,7 @@ from chatsvc import Services, Settings
 from chatsvc.embeddings import LocalEmbedder
 from chatsvc.testing import Reply, ScriptedUpstream
 from evals.chat_bench import pct, populate, publish, serve
-from evals.chat_clients import QUESTIONS, turns, v1_conversation
+from evals.chat_clients import QUESTIONS, V1Conversation, interleaved, turns
 from store.backend import Stores
 from store.exchanges import Answer, Said
 
@@ -99,12 +99,16 @@ def run(args) -> dict:
             populate(services, end_user, args.facts, 0, args.messages)  # the chunks are shared
             turns(http, upstream, 3)  # warm-up: embedder, knowledge snapshot, tokenizer
             for round_ in range(args.rounds):
-                for variant in VARIANTS:
-                    tag = f"{variant} {round_}"
-                    rows[variant] += v1_conversation(
-                        acting if variant == ACTING else http, upstream, settings.llm_model,
-                        args.turns, tag=tag, store=variant != "not stored",
-                        name=tag if variant == "stored, by header" else None, pause=args.pause)
+                # Tags of one length: a variant's longer name in its texts made its query
+                # embedding and keyword search dearer (+15 ms p50 for the end user's).
+                conversations = {variant: V1Conversation(
+                    acting if variant == ACTING else http, upstream, settings.llm_model,
+                    tag=f"c{n}r{round_}", store=variant != "not stored",
+                    name=f"c{n}r{round_}" if variant == "stored, by header" else None)
+                    for n, variant in enumerate(VARIANTS)}
+                for variant, measured in interleaved(conversations, args.turns, [http, acting],
+                                                     pause=args.pause).items():
+                    rows[variant] += measured
             result["retries"] = retries(http, upstream, settings.llm_model, args.retries)
         result["store_alone"] = store_alone(services.stores, user.id, 2 * args.rounds,
                                             args.turns)
@@ -120,7 +124,7 @@ def markdown(result: dict) -> str:
         "# /v1 turns stored or not", "", result["note"], "",
         f"User with {result['facts']} facts, {result['messages']} earlier messages, "
         f"{result['chunks']} knowledge chunks. Growing /v1 conversations, the four variants "
-        "alternating one conversation at a time; each turn sent once the indexer caught up "
+        "their turns interleaved; each turn sent once the indexer caught up "
         f"and {result['pause']} s more. ms.", "",
         "| variant | to upstream p50 | p95 | answer received p50 | p95 | n |",
         "|---|---|---|---|---|---|",

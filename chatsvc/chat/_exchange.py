@@ -79,8 +79,8 @@ class Exchange:
         """Store a complete text answer, unless a retry's answer is stored already. A
         partial or failed one is not: the client did not get it, and will ask again.
         The indexer is woken here, not when the question was stored: embedding it then
-        took the cores from the turn's own query embedding (+16 ms p50 on 2 cores,
-        evals/results/chat_bench_v1_store.md); /api/chat wakes it after the answer too."""
+        would run beside the turn's own query embedding, on the same cores; /api/chat
+        wakes it after the answer too."""
         stored = await self._store_answer(outcome, prepared=prepared, model=model)
         if stored or self.recorded.added:
             self.sources.recall.index_soon()

@@ -142,8 +142,8 @@ class HeadStart:
                     ) -> HeadStart | None:
         """`beside_write`: the turn's only work before the searches is one small write
         (a stored /v1 question, ~1 ms in a worker thread), which runs beside the
-        in-process model too: +3.5-4 ms p50 over an unstored /v1 turn with it, +8-17 ms
-        without (evals/results/chat_bench_v1_store.md)."""
+        in-process model too: a stored /v1 turn cost +3.5-4 ms p50 over an unstored one
+        with it, +8-17 ms without (docs/evals.md, Storing /v1 exchanges)."""
         if not sources.db.vector_state.ok or (sources.embedder.in_process and not beside_write):
             return None
         return cls(sources, query)
