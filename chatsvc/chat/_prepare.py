@@ -20,7 +20,7 @@ import anyio
 from chatsvc import metrics
 from chatsvc._errors import EmbeddingError, VectorUnavailable
 from chatsvc._threads import in_thread_shielded
-from chatsvc._zones import in_user_zone, user_zone
+from chatsvc._zones import in_user_zone
 from chatsvc.chat._gather import Sources
 from chatsvc.chat._stopwatch import Stopwatch
 from context import Assembly, Budgets, Dynamic, Message, Snapshot, assemble, pinned
@@ -45,7 +45,7 @@ class Prepared:
 
 def user_today(timezone: str, now: datetime) -> date:
     """The date in the user's timezone (an unknown zone counts as UTC)."""
-    return now.astimezone(user_zone(timezone)).date()
+    return in_user_zone(now, timezone).date()
 
 
 async def stable_snapshot(
@@ -232,16 +232,16 @@ async def prepare(
     clock = Stopwatch(timings)
     started = time.perf_counter()
     now = now or datetime.now(UTC)
+    local_now = in_user_zone(now, user.timezone)
     settings = sources.settings
     with clock("stable"):
         snapshot = await stable_snapshot(sources, user, conversation, project_id, now)
     dynamic, reason, cited = await dynamic_layers(sources, user, project_id, current, snapshot,
-                                                   timings, head_start,
-                                                   in_user_zone(now, user.timezone))
+                                                   timings, head_start, local_now)
     with clock("assemble"):
         assembly = assemble(
             snapshot=snapshot,
-            today=user_today(user.timezone, now),
+            today=local_now.date(),
             timezone=user.timezone,
             dynamic=dynamic,
             history=history,
