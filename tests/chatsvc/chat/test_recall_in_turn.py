@@ -5,14 +5,13 @@ the trimmed-away part of this one) comes back in the per-message block and in
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
 import pytest
 
 from chatsvc.reindex import backfill
 from chatsvc.testing import Reply
-from store.clock import utc_now
 from tests.chatsvc.chat.conftest import chat
+from tests.chatsvc.recall.test_question_search import recent_dinners
 
 SAID = "My sister Ophelia moved to Tromsø last winter."
 
@@ -90,14 +89,8 @@ def test_the_earlier_messages_of_a_time_the_message_names_score_higher(
 ):
     # The same dinner last month and four months ago: the turn reads "last month" from
     # its own time, so last month's scores higher; the other is still recalled.
-    def dinner(months_ago: int, friend: str) -> dict:
-        day = (utc_now().replace(day=15) - timedelta(days=30 * months_ago)).replace(day=15)
-        return {"title": friend, "messages": [{
-            "role": "user", "content": f"We had dinner at the Sichuan restaurant with {friend}.",
-            "created_at": day.strftime("%Y-%m-%dT12:00:00Z")}]}
     _, headers = alice
-    imported = client.post("/api/conversations/import", headers=headers, json={
-        "conversations": [dinner(4, "Li"), dinner(1, "Wang")]})
+    imported = client.post("/api/conversations/import", headers=headers, json=recent_dinners())
     assert imported.status_code == 202, imported.text
     index_now()
     upstream.script(Reply(chunks=["With Wang."]))

@@ -44,6 +44,16 @@ DINNERS = {"conversations": [
 ]}
 
 
+
+def recent_dinners() -> dict:
+    """DINNERS dated from now: with Li four months ago, with Wang last month."""
+    def dinner(months_ago: int, friend: str) -> dict:
+        day = (utc_now().replace(day=15) - timedelta(days=30 * months_ago)).replace(day=15)
+        return {"title": friend, "messages": [{
+            "role": "user", "content": f"We had dinner at the Sichuan restaurant with {friend}.",
+            "created_at": day.strftime("%Y-%m-%dT12:00:00Z")}]}
+    return {"conversations": [dinner(4, "Li"), dinner(1, "Wang")]}
+
 def _import(client, headers, body, index_now) -> list[str]:
     response = client.post("/api/conversations/import", headers=headers, json=body)
     assert response.status_code == 202, response.text
@@ -131,13 +141,7 @@ def test_an_asked_at_at_the_calendars_ends_is_answered_in_any_zone(
 def test_the_search_tool_reads_the_time_named_from_now(client, services, alice, index_now):
     # The chat model's and MCP's search_conversations asks at the present moment: of the
     # same dinner last month and four months ago, last month's comes first.
-    def dinner(months_ago: int, friend: str) -> dict:
-        day = (utc_now().replace(day=15) - timedelta(days=30 * months_ago)).replace(day=15)
-        return {"title": friend, "messages": [{
-            "role": "user", "content": f"We had dinner at the Sichuan restaurant with {friend}.",
-            "created_at": day.strftime("%Y-%m-%dT12:00:00Z")}]}
-    _import(client, alice[1], {"conversations": [dinner(4, "Li"), dinner(1, "Wang")]},
-            index_now)
+    _import(client, alice[1], recent_dinners(), index_now)
     caller = Caller(services, alice[0])
     found = asyncio.run(search_conversations(
         caller, "Where did we have dinner with friends last month?"))
