@@ -160,7 +160,7 @@ class Searching:
         if not ranking:
             return ranking
         message_ids = [message_id for message_id, _ in ranking]
-        inside = self._dated(message_ids, prefer) or set() if prefer is not None else set()
+        inside = (self._dated(message_ids, prefer) or set()) if prefer is not None else set()
         named = self._named(message_ids, query)
         if prefer is None and not named:
             return ranking
