@@ -62,6 +62,18 @@ def or_match(terms: list[str]) -> str:
     return " OR ".join(f'"{t}"' for t in terms)
 
 
+# How many times `anchored_match` writes each term.
+ANCHORED_REPEATS = 2
+
+
+def anchored_match(anchors: list[str], others: list[str]) -> str:
+    """The rows holding any of `anchors`, scored as `or_match(anchors + others)` is, times
+    ANCHORED_REPEATS: FTS5's BM25 sums a score per phrase of the expression, and here
+    each term is written twice. Only the anchors' rows are ranked, so `others` (frequent
+    terms) cost a lookup per ranked row, not a score for each row they are in."""
+    return f"({or_match(anchors)}) AND ({or_match(anchors + others + others)})"
+
+
 def first_hit(text: str, query: str) -> int:
     """Where the first query term occurs in `text` (for snippets), or 0."""
     lowered = text.lower()

@@ -4,7 +4,7 @@ corpus below those bounds the ranking is the exact one. Both backends."""
 
 import pytest
 
-from store import Bounds, ChunkIn, hybrid
+from store import Bounds, ChunkIn, fts, hybrid
 from store.backend import stores_for
 from store.hybrid import searched_terms
 from store.sql import POSTGRESQL
@@ -160,3 +160,31 @@ def test_a_terms_lexemes_are_looked_up_once(stores, monkeypatch):
     assert first == again and first
     assert looked_up == 1
     assert sum("tsvector_to_array" in query for query in sent) == 1
+
+
+
+def _scored(stores, query: str, limit: int) -> list[tuple[str, float]]:
+    return [(h.text, round(h.score, 9))
+            for h in stores.knowledge.keyword(query, viewer_id="x", limit=limit)]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])  # PostgreSQL ranks every match
+def test_a_frequent_terms_rows_are_ranked_only_where_a_rarer_term_is(stores, monkeypatch):
+    deploys = [DEPLOY, "deploy the hotfix", "deploy notes, second draft"]
+    for i, text in enumerate([*NOTES, *deploys, *(f"filler text {i}" for i in range(20))]):
+        stores.knowledge.save(owner_id=None, title=f"t{i}", content=text,
+                              source_type="document", chunks=[ChunkIn(text, "en")])
+    exact = {limit: _scored(stores, "deploy notes", limit) for limit in (3, 5)}
+    assert {text for text, _ in exact[3][:2]} == {DEPLOY, "deploy notes, second draft"}
+    monkeypatch.setattr("store.hybrid.COMMON_FLOOR", 4)  # "notes" (8 rows) is frequent now,
+    monkeypatch.setattr("store.hybrid.COMMON_SHARE", 10.0)  # but not common
+    anchored, anchored_match = [], fts.anchored_match
+    monkeypatch.setattr("store.fts.anchored_match", lambda a, o: anchored.append((a, o))
+                        or anchored_match(a, o))
+    # The three "deploy" rows, each with the score the exact ranking gives it: "notes"
+    # still counts where it is beside "deploy".
+    assert _scored(stores, "deploy notes", 3) == exact[3]
+    assert anchored == [(["deploy"], ["notes"])]  # only rows holding "deploy" were ranked
+    # More rows asked for than "deploy" has: every match is ranked, as before.
+    five = _scored(stores, "deploy notes", 5)
+    assert five == exact[5] and sum("deploy" not in text for text, _ in five) == 2
