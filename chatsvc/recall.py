@@ -23,6 +23,7 @@ from context import question_dates, question_parts
 from store import Bounds, MessageHit, MessageIndexStore, VectorUnavailable
 from store.clock import iso
 from store.hybrid import Ranking
+from store.recall import without_names
 
 log = logging.getLogger("chatsvc.recall")
 
@@ -78,11 +79,15 @@ class RecallService:
 
     async def _vector_search(self, bounds: Bounds, query: str, mode: str, limit: int,
                              prefer: Bounds | None) -> list[MessageHit]:
+        # What is embedded leaves out the speakers' names (store.recall._names: they
+        # match nearly every key of a group chat alike); the keyword half and the
+        # speaker's raise read the whole question.
+        embedded = without_names(query, await in_thread(self.index.speakers, bounds.user_id))
         if mode == "semantic":
-            vector = await self.embedder.embed_query(query)
+            vector = await self.embedder.embed_query(embedded)
             return await in_thread(self.index.semantic, vector, bounds, limit=limit)
         # Hybrid: with an embedding service, the keyword half is ranked during its wait.
-        vector, keyword = await embed_beside(self.embedder, query, partial(
+        vector, keyword = await embed_beside(self.embedder, embedded, partial(
             self.index.hybrid_keyword, query, bounds, limit=limit))
         return await in_thread(self.index.hybrid, query, vector, bounds, limit=limit,
                                keyword=keyword, prefer=prefer)

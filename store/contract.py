@@ -364,6 +364,8 @@ class MessageIndexStore(Reindexable, Protocol):
     def hybrid_keyword(self, query: str, bounds: Bounds, *, limit: int = 10,
                        pool: int | None = None) -> Ranking: ...
 
+    def speakers(self, user_id: str) -> list[str]: ...
+
 
 @runtime_checkable
 class ImportStore(Protocol):

@@ -20,6 +20,7 @@ from store.recall._keys import (
     passage_head,
     speaker,
 )
+from store.recall._names import names_in, without_names
 from store.recall._search import Bounds, FactKeys, MessageHit, Searching
 
 
@@ -36,5 +37,5 @@ class MessageIndex(Indexing, Searching):
 __all__ = [
     "DEFAULT_KEYS", "KEY_VARIANTS", "PASSAGE_TOKENS", "VECTORS", "Bounds", "ConversationImports",
     "FactKeys", "Imported", "ImportedMessage", "KeyedMessage", "MessageHit", "MessageIndex",
-    "embedded_key", "index_key", "passage_head", "speaker",
+    "embedded_key", "index_key", "names_in", "passage_head", "speaker", "without_names",
 ]

@@ -11,13 +11,13 @@ is written per message or per fact, and it follows the fact's life by constructi
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from store.contract import Database
 from store.hybrid import Ranking, both_rankings, convex_merge, keyword_ranking, pool_for
+from store.recall._names import names_in
 from store.sql import in_list, record, visible
 from store.vectors import KNN_MAX_K, Scope, VectorIndex
 
@@ -45,6 +45,16 @@ _NEIGHBOURS_SQL = (
     "(SELECT n.id FROM messages n WHERE n.conversation_id = m.conversation_id "
     "AND n.seq > m.seq ORDER BY n.seq LIMIT 1) AS next_id FROM messages m WHERE m.id IN {ids}"
 )
+# The names the user's messages were written under, one index seek each
+# (messages_speaker): a loose index scan, whatever the number of messages.
+_SPEAKERS_SQL = (
+    "WITH RECURSIVE speaker(name) AS (SELECT min(name) FROM messages "
+    "WHERE user_id = $user AND name IS NOT NULL UNION ALL SELECT (SELECT min(m.name) "
+    "FROM messages m WHERE m.user_id = $user AND m.name > s.name) FROM speaker s "
+    "WHERE s.name IS NOT NULL) SELECT name FROM speaker WHERE name IS NOT NULL LIMIT $most"
+)
+# Speakers read for a question at most: a group chat has a few dozen.
+MOST_SPEAKERS = 200
 # The share of a message's hybrid score each neighbour gains: what answers a question is
 # often the turn after the one that matches it, or the one before. Measured in
 # evals/results/recall_neighbours.md (0.1 to 0.3 gained on both datasets; 0.2 shipped).
@@ -148,6 +158,11 @@ class Searching:
                        pool: int | None = None) -> Ranking:
         """The keyword ranking `hybrid` with these arguments merges, for its `keyword`."""
         return self._keyword_ranking(query, bounds, pool or pool_for(limit))
+
+    def speakers(self, user_id: str) -> list[str]:
+        """The names the user's messages were written under (imported group chats)."""
+        return [row["name"] for row in self.db.execute(
+            _SPEAKERS_SQL, {"user": user_id, "most": MOST_SPEAKERS})]
 
     def _lifted(self, ranking: Ranking, limit: int, *, only_ranked: bool = False) -> Ranking:
         lifters = ranking[:max(LIFTERS * limit, 30)]
@@ -257,24 +272,6 @@ class Searching:
         rows = self._rows([message_id for message_id, _ in ranking], bounds)
         return [record(MessageHit, rows[mid], score=score) for mid, score in ranking
                 if mid in rows]
-
-
-def names_in(query: str, names: set[str]) -> set[str]:
-    """The `names` that `query` holds as a word of its own, case aside ("Melanie's" holds
-    Melanie, "Melanies" does not); a name in Chinese, Japanese, Korean or Thai anywhere
-    in it (their words have no spaces between them, or take particles: 민수가)."""
-    text = query.casefold()
-    found = set()
-    for name in names:
-        key = name.strip().casefold()
-        pattern = re.escape(key) if _UNSPACED.search(key) else _WORD.format(re.escape(key))
-        if key and re.search(pattern, text):
-            found.add(name)
-    return found
-
-
-_WORD = r"(?<!\w){}(?!\w)"
-_UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def widened(k: int, limit: int, inside: int) -> int:

@@ -9,7 +9,7 @@ import pytest
 
 from chatsvc.tools._catalog import Caller, search_conversations
 from store.clock import utc_now
-from store.recall._search import names_in
+from store.recall import names_in, without_names
 from tests.chatsvc.recall.test_search_api import _search
 
 # Many turns about the book club, one about the sister's work: asked together, the book
@@ -180,3 +180,37 @@ def test_a_name_is_a_word_of_its_own_or_any_part_of_an_unspaced_script():
     assert names_in("小明上周去了哪里？", names) == {"小明"}
     assert names_in("민수가 어디 갔어?", names) == {"민수"}
     assert names_in("What did josé cook?", names) == {"José"}
+
+
+def test_the_text_embedded_leaves_the_speakers_names_out():
+    names = {"Ana", "Anabel", "小明", "Melanie"}
+    assert without_names("What does Melanie's daughter like?", names) == (
+        "What does daughter like?")
+    assert without_names("Did Ana and Anabel both go?", names) == "Did and both go?"
+    assert without_names("小明上周去了哪里？", names) == "上周去了哪里？"
+    assert without_names("Banana bread", names) == "Banana bread"
+    assert without_names("Melanie?", names) == "Melanie?"  # nothing else would be left
+
+
+def test_a_conversation_search_embeds_the_question_without_speakers_names(
+        client, services, alice, bob, index_now):
+    _import(client, alice[1], CAMPING, index_now)
+    _import(client, bob[1], {"conversations": [{"title": "Zoe", "messages": [
+        {"role": "user", "name": "Zoe", "content": "Zoe went camping too."}]}]}, index_now)
+    assert services.stores.messages.speakers(alice[0].id) == ["Ana", "Ben"]
+    asked = []
+    embed_query = services.recall.embedder.embed_query
+
+    async def recording(text: str):
+        asked.append(text)
+        return await embed_query(text)
+
+    services.recall.embedder.embed_query = recording
+    body = _search(client, alice[1], q="Where has Zoe or Ana camped?", mode="semantic")
+    # Ana is one of alice's speakers, Zoe only bob's: only Ana's name is left out.
+    assert asked == ["Where has Zoe or camped?"]
+    assert body["results"][0]["content"] == "We went camping by the lake."
+    # The keyword half and the speaker's raise still read the whole question.
+    body = _search(client, alice[1], q="Where has Ana camped?", mode="hybrid")
+    assert asked[-1] == "Where has camped?"
+    assert body["results"][0]["name"] == "Ana"

@@ -136,7 +136,7 @@ def test_a_fact_quoting_a_message_leads_a_search_phrased_like_it_there_until_del
     delete go through the API."""
     _pets, work = imported
     nurse = work["message_ids"][0]
-    fact_text = "Caroline is employed in healthcare"
+    fact_text = "She is employed in healthcare"  # a speaker's name would not be embedded
 
     def score(headers) -> float | None:
         body = _search(client, headers, q=fact_text, mode="semantic")
