@@ -4,10 +4,10 @@ conversation search embeds).
 
 Why the embedded text leaves them out: in an imported group chat every message's key
 names its speaker and the one it answers (`store.recall._keys`), so a speaker's name
-matches nearly every key alike and only drowns the question's topic. On LoCoMo 26 +
-30 semantic recall@10 went 0.614 -> 0.707, hybrid 0.809 -> 0.815
-(evals/results/recall_speakers.md); the keyword half and the speaker's raise still
-see the whole question.
+matches nearly every key alike and only drowns the question's topic. LoCoMo hybrid
+recall@10 0.809 -> 0.815 (26 + 30) and 0.775 -> 0.798 (41-43), semantic 0.614 -> 0.707
+and 0.566 -> 0.646 (evals/results/recall_speakers.md); the keyword half and the
+speaker's raise still see the whole question.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from store.backend import stores_for
 from store.clock import new_id
 from store.hybrid import _SQLITE_ALL
 from store.recall import ImportedMessage, MessageIndex
-from store.recall._search import _KEYWORD_SQL, _OWN_ROWS, widened
+from store.recall._search import _KEYWORD_SQL, _OWN_ROWS, _SPEAKERS_SQL, widened
 from store.sql import SQLITE
 
 
@@ -357,3 +357,20 @@ def test_an_import_is_idempotent_and_written_whole_or_not_at_all(stores, people)
         stores.imports.import_conversations(alice.id, [("New", [ImportedMessage("user", "x")]),
                                                        broken])
     assert stores.chats.count(alice.id) == 1
+
+
+def test_speakers_are_the_names_of_the_users_own_messages(stores, people):
+    alice, bob = people
+    assert stores.messages.speakers(alice.id) == []
+    for name in ("Melanie", "Caroline", "Melanie", None):
+        _say(stores, alice, "We went hiking", name=name)
+    _say(stores, bob, "Me too", name="Zoe")
+    assert stores.messages.speakers(alice.id) == ["Caroline", "Melanie"]
+    assert stores.messages.speakers(bob.id) == ["Zoe"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_speakers_are_read_from_the_index_one_seek_per_name(db):
+    plan = " ".join(row[3] for row in db.execute(
+        f"EXPLAIN QUERY PLAN {_SPEAKERS_SQL}", {"user": "u", "most": 200}))
+    assert "USING COVERING INDEX messages_speaker" in plan and "SCAN messages" not in plan
