@@ -30,7 +30,7 @@ log = logging.getLogger("chatsvc.recall")
 MODES = ("hybrid", "semantic", "keyword")
 
 
-def _turn_pool(limit: int) -> int:
+def turn_pool(limit: int) -> int:
     """A chat turn's rankings are cut at 2 x limit (not 50): it waits for them, and its
     block shows 5 at most."""
     return limit * 2
@@ -94,18 +94,22 @@ class RecallService:
 
     def excerpts(self, user_id: str, query: str, vector: Sequence[float], *,
                  limit: int, keyword: Ranking | None = None,
-                 asked_at: datetime | None = None) -> list[MessageHit]:
+                 asked_at: datetime | None = None,
+                 facts: Sequence[tuple[str, float]] | None = None) -> list[MessageHit]:
         """Hybrid search for a chat turn that embedded its query already (blocking: the
         turn runs it in the worker thread of its other searches). `keyword`: the keyword
-        half, from `keyword_ahead` with the same arguments; `asked_at` as for `search`."""
+        half, from `keyword_ahead` with the same arguments; `asked_at` as for `search`;
+        `facts`: the user's facts nearest `vector` the turn found already, (fact id,
+        similarity) best first, at least 2 x `limit` of them or all there are (the fact
+        keys come from them: `MessageIndex.hybrid`)."""
         return self.index.hybrid(query, vector, Bounds(user_id), limit=limit,
-                                 pool=_turn_pool(limit), keyword=keyword,
-                                 prefer=preferred(user_id, query, asked_at))
+                                 pool=turn_pool(limit), keyword=keyword,
+                                 prefer=preferred(user_id, query, asked_at), facts=facts)
 
     def keyword_ahead(self, user_id: str, query: str, *, limit: int) -> Ranking:
         """The keyword half of `excerpts`, taken while the query is embedded."""
         return self.index.hybrid_keyword(query, Bounds(user_id), limit=limit,
-                                         pool=_turn_pool(limit))
+                                         pool=turn_pool(limit))
 
     # -- indexing --------------------------------------------------------------------
 

@@ -359,7 +359,8 @@ class MessageIndexStore(Reindexable, Protocol):
 
     def hybrid(self, query: str, vector: Sequence[float], bounds: Bounds, *, limit: int = 10,
                pool: int | None = None, keyword: Ranking | None = None,
-               prefer: Bounds | None = None) -> list[MessageHit]: ...
+               prefer: Bounds | None = None,
+               facts: Sequence[tuple[str, float]] | None = None) -> list[MessageHit]: ...
 
     def hybrid_keyword(self, query: str, bounds: Bounds, *, limit: int = 10,
                        pool: int | None = None) -> Ranking: ...

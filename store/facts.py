@@ -360,7 +360,13 @@ class Facts(OwnVectors):
             vector, k=min(KNN_MAX_K, max(1, k)), columns="f.id",
             scope=Scope(user_id=user_id, where=f"f.user_id = $user AND {LIVE}",
                         params={"user": user_id, "now": now_iso()}))
-        similarity = {row["id"]: 1.0 - distance for row, distance in found}
+        return self.quoted(user_id, [(row["id"], 1.0 - distance) for row, distance in found])
+
+    def quoted(self, user_id: str, nearest: Sequence[tuple[str, float]]
+               ) -> list[tuple[str, float]]:
+        """What `cited` makes of facts found already ((fact id, cosine similarity), e.g.
+        a chat turn's related facts): the messages they quote, best first."""
+        similarity = dict(nearest)
         if not similarity:
             return []
         ids, params = in_list("fact", similarity)

@@ -20,7 +20,7 @@ from chatsvc.fact_sheet import context_facts
 from chatsvc.images import MessageImages
 from chatsvc.knowledge import KnowledgeService
 from chatsvc.memory import MemoryService
-from chatsvc.recall import RecallService
+from chatsvc.recall import RecallService, turn_pool
 from context import (
     ConversationSummary,
     Doc,
@@ -45,6 +45,9 @@ FALLBACK_POSTS = 3
 # Earlier messages searched per turn: the block shows at most context.MAX_EXCERPTS, but
 # the best hits are often in the visible history, which the block never repeats.
 EARLIER_MESSAGES = 10
+# The facts a turn reads: RELATED_FACTS for its block, and as many as conversation recall's
+# ranking holds for the fact keys, from one search of the user's facts.
+FACTS_SEARCHED = max(RELATED_FACTS, turn_pool(EARLIER_MESSAGES))
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class Sources:
         asked_at: datetime | None,
     ) -> Dynamic:
         with clock("facts"):
-            facts = self.related_facts(user_id, vector)
+            facts = self.related_facts(user_id, vector, limit=FACTS_SEARCHED)
         with clock("memory"):
             memories = self.semantic_memory(user_id, project_id, vector, snapshot.memory)
         with clock("knowledge"):
@@ -143,13 +146,14 @@ class Sources:
                                                ahead and ahead.knowledge)
         with clock("recall"):
             excerpts = self.earlier_messages(user_id, query, vector, ahead and ahead.recall,
-                                             asked_at)
-        return Dynamic(facts=tuple(facts), memories=tuple(memories), snippets=tuple(snippets),
-                       excerpts=tuple(excerpts))
+                                             asked_at, [(f.id, 1.0 - f.distance) for f in facts])
+        return Dynamic(facts=tuple(facts[:RELATED_FACTS]), memories=tuple(memories),
+                       snippets=tuple(snippets), excerpts=tuple(excerpts))
 
-    def related_facts(self, user_id: str, vector: list[float]) -> list[FactHit]:
-        """The user's nearest live facts (KNN in the user's partition)."""
-        hits = self.facts.search_by_vector(user_id, vector, limit=RELATED_FACTS)
+    def related_facts(self, user_id: str, vector: list[float], *, limit: int = RELATED_FACTS
+                      ) -> list[FactHit]:
+        """The user's `limit` nearest live facts (KNN in the user's partition)."""
+        hits = self.facts.search_by_vector(user_id, vector, limit=limit)
         return [FactHit(h.fact.id, h.fact.category, h.fact.fact, h.distance,
                         h.fact.last_extracted_at) for h in hits]
 
@@ -175,11 +179,12 @@ class Sources:
         return [Snippet(h.chunk_id, h.title, h.text, h.score) for h in hits]
 
     def earlier_messages(self, user_id: str, query: str, vector: list[float],
-                         keyword: Ranking | None = None, asked_at: datetime | None = None
-                         ) -> list[Excerpt]:
-        """The user's stored messages (any conversation) that best match the query."""
+                         keyword: Ranking | None = None, asked_at: datetime | None = None,
+                         facts: Sequence[tuple[str, float]] | None = None) -> list[Excerpt]:
+        """The user's stored messages (any conversation) that best match the query;
+        `facts`: the FACTS_SEARCHED facts nearest `vector`, (id, similarity), found already."""
         hits = self.recall.excerpts(user_id, query, vector, limit=EARLIER_MESSAGES,
-                                    keyword=keyword, asked_at=asked_at)
+                                    keyword=keyword, asked_at=asked_at, facts=facts)
         return [Excerpt(h.message_id, h.conversation_id, speaker(h.role, h.name), h.content,
                         h.created_at, h.score) for h in hits]
 

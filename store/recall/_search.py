@@ -111,6 +111,11 @@ class FactKeys(Protocol):
         """(message id, similarity of its nearest fact) of the facts nearest `vector`."""
         ...
 
+    def quoted(self, user_id: str, nearest: Sequence[tuple[str, float]]
+               ) -> list[tuple[str, float]]:
+        """The same for the facts `nearest` ((fact id, similarity)), found already."""
+        ...
+
 
 class Searching:
     """The search half of `MessageIndex`."""
@@ -136,17 +141,21 @@ class Searching:
 
     def hybrid(self, query: str, vector: Sequence[float], bounds: Bounds, *, limit: int = 10,
                pool: int | None = None, keyword: Ranking | None = None,
-               prefer: Bounds | None = None) -> list[MessageHit]:
+               prefer: Bounds | None = None,
+               facts: Sequence[tuple[str, float]] | None = None) -> list[MessageHit]:
         """Keyword and semantic rankings (`pool` each, default max(5 x limit, 50)) merged
         by `convex_merge`, then `with_neighbours` (score 0..1; the best 3 x limit lift
         theirs), then `prefer`'s messages raised (`_preferred`); bounds apply before the
         cut. `keyword`: the keyword half, taken ahead by `hybrid_keyword` with the same
-        arguments (a chat turn does, while it embeds)."""
+        arguments (a chat turn does, while it embeds). `facts`: the user's live facts
+        nearest `vector`, (fact id, similarity) best first, at least `pool` of them or all
+        there are, found already (a chat turn's related facts): the fact keys come from
+        them instead of a second search of the same facts."""
         pool = pool or pool_for(limit)
         rankings = both_rankings(
             self.db,
             lambda: self._keyword_ranking(query, bounds, pool) if keyword is None else keyword,
-            lambda: self._semantic_ranking(vector, bounds, pool))
+            lambda: self._semantic_ranking(vector, bounds, pool, facts))
         ranking = self._preferred(self._lifted(convex_merge(rankings, head=RANKING_HEAD), limit),
                                   query, prefer)
         # Both rankings hold only messages within bounds (a vector of a message deleted
@@ -205,18 +214,23 @@ class Searching:
         return keyword_ranking(self.db, query, {**bounds.params, "limit": limit},
                                table="message_fts", sql=_KEYWORD_SQL, own=_OWN_ROWS)
 
-    def _semantic_ranking(self, vector: Sequence[float], bounds: Bounds, limit: int
-                          ) -> Ranking:
+    def _semantic_ranking(self, vector: Sequence[float], bounds: Bounds, limit: int,
+                          facts: Sequence[tuple[str, float]] | None = None) -> Ranking:
         return self._with_fact_keys(self._own_keys(vector, bounds, limit), vector, bounds,
-                                    limit)
+                                    limit, facts)
 
     def _with_fact_keys(self, ranking: Ranking, vector: Sequence[float], bounds: Bounds,
-                        limit: int) -> Ranking:
+                        limit: int, facts: Sequence[tuple[str, float]] | None) -> Ranking:
         """`ranking` with each message cited by one of the user's `limit` facts nearest
-        `vector` scored by its nearest key, cut to its length again (at least `limit`):
-        a longer ranking would shift the min-max scaling of `convex_merge`."""
-        cited = [] if self._facts is None else self._facts.cited(bounds.user_id, vector,
-                                                                 k=limit)
+        `vector` (`facts`' first when given) scored by its nearest key, cut to its length
+        again (at least `limit`): a longer ranking would shift the min-max scaling of
+        `convex_merge`."""
+        if self._facts is None:
+            cited = []
+        elif facts is not None:
+            cited = self._facts.quoted(bounds.user_id, facts[:limit])
+        else:
+            cited = self._facts.cited(bounds.user_id, vector, k=limit)
         if not cited:
             return ranking
         inside = self._dated([message_id for message_id, _ in cited], bounds)

@@ -140,3 +140,20 @@ def test_date_bounds_apply_to_fact_keys(stores, said):
     said_at = stores.db.scalar("SELECT created_at FROM messages WHERE id = $id", {"id": works})
     assert works not in _found(stores, alice, before=said_at)
     assert _found(stores, alice, after=said_at)[0] == works
+
+
+def test_facts_found_ahead_give_the_same_keys_as_a_search_of_them(stores, said):
+    """A chat turn hands hybrid search the facts it found for its block: the ranking is
+    the one a second search of the same facts gives."""
+    alice, _conversation, works, chatter = said
+    _fact(stores, alice, "Works at a bakery", works)
+    stores.facts.create(alice, category="core", fact="Likes rye bread", embedding=_axis(3))
+    nearest = [(h.fact.id, 1.0 - h.distance)
+               for h in stores.facts.search_by_vector(alice, QUERY, limit=20)]
+
+    def ranked(**ahead) -> list[tuple[str, float]]:
+        return [(h.message_id, round(h.score, 9)) for h in stores.messages.hybrid(
+            "nothing in common", QUERY, Bounds(alice), limit=3, **ahead)]
+
+    assert ranked(facts=nearest) == ranked() and ranked()[0][0] == works
+    assert ranked(facts=[])[0][0] == chatter  # no fact handed over: no fact key

@@ -10,6 +10,7 @@ import pytest
 
 from chatsvc.reindex import backfill
 from chatsvc.testing import Reply
+from store.facts import Evidence
 from tests.chatsvc.chat.conftest import chat
 from tests.chatsvc.recall.test_question_search import recent_dinners
 
@@ -98,3 +99,29 @@ def test_the_earlier_messages_of_a_time_the_message_names_score_higher(
     scores = {s["text"][-4:]: s["score"] for s in meta["sources"] if s["type"] == "message"}
     assert scores.keys() == {"ang.", " Li."}
     assert scores["ang."] > scores[" Li."]
+
+
+def test_a_fact_quoting_an_earlier_message_brings_it_into_the_turn(
+        client, services, alice, upstream, index_now, monkeypatch):
+    """The turn's block of related facts and its recall's fact keys come from one search
+    of the user's facts."""
+    user, headers = alice
+    upstream.script(Reply(chunks=["Noted."]), Reply(chunks=["The bakery."]))
+    said = "Monday was my first shift, flour everywhere."
+    first = chat(client, headers, said)[0][1]["conversation_id"]
+    message = client.get(f"/api/conversations/{first}", headers=headers).json()["messages"][0]
+    index_now()
+    question = "Where does she work these days?"
+    [vector] = asyncio.run(services.embedder.embed_documents([question]))
+    fact = services.stores.facts.create(user.id, category="core",
+                                        fact="Works at a bakery", embedding=vector)
+    services.stores.facts.add_evidence(user.id, fact.id, [Evidence(
+        message["id"], first, said, message["created_at"])])
+
+    def second_search(*args, **kwargs):
+        raise AssertionError("the turn searched the user's facts twice")
+
+    monkeypatch.setattr(services.stores.facts, "cited", second_search)
+    meta = chat(client, headers, question)[0][1]
+    assert said in _block(upstream) and "Works at a bakery" in _block(upstream)
+    assert message["id"] in [s["id"] for s in meta["sources"] if s["type"] == "message"]
