@@ -47,7 +47,11 @@ def test_images_leave_the_stable_prefix_and_the_block_alone(oai, upstream, setti
     for images in ([], [part(PNG_URL)]):
         oai.chat.completions.create(model=settings.llm_model, messages=ask(*images))
     plain, with_image = (r.body["messages"] for r in upstream.requests)
-    assert plain[:-1] == with_image[:-1]
+    # The second turn may recall the first (stored) exchange in its block, once indexed.
+    def stable(messages):
+        return [m for m in messages[:-1] if not str(m["content"]).startswith("POSSIBLY")]
+    assert stable(plain) == stable(with_image)
+    assert all(isinstance(m["content"], str) for m in with_image[:-1])  # no image there
     assert plain[-1]["content"] == "What is in the picture?"
     assert with_image[-1]["content"][1] == part(PNG_URL)
 
