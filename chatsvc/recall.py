@@ -58,16 +58,21 @@ class RecallService:
         keyword)."""
         prefer = preferred(bounds.user_id, query, asked_at)
         asked = question_parts.parts(query)
-        found = [await self._search(bounds, part, mode, limit, prefer) for part in asked]
+        # Read once for all the parts: what is embedded leaves their names out.
+        speakers = [] if mode == "keyword" else await in_thread(self.index.speakers,
+                                                                bounds.user_id)
+        found = [await self._search(bounds, part, mode, limit, prefer, speakers)
+                 for part in asked]
         return found[0] if len(found) == 1 else _merged(found, limit)
 
     async def _search(self, bounds: Bounds, query: str, mode: str, limit: int,
-                      prefer: Bounds | None) -> Found:
+                      prefer: Bounds | None, speakers: Sequence[str]) -> Found:
         reason = None
         if mode != "keyword":
             try:
                 self.index.db.require_vectors()  # before spending an embedding call
-                hits = await self._vector_search(bounds, query, mode, limit, prefer)
+                hits = await self._vector_search(bounds, query, mode, limit, prefer,
+                                                 speakers)
                 return Found(mode, None, hits)
             except EmbeddingError as exc:
                 reason = f"embeddings unavailable: {exc}"
@@ -78,11 +83,12 @@ class RecallService:
         return Found("keyword", reason, hits)
 
     async def _vector_search(self, bounds: Bounds, query: str, mode: str, limit: int,
-                             prefer: Bounds | None) -> list[MessageHit]:
-        # What is embedded leaves out the speakers' names (store.recall._names: they
+                             prefer: Bounds | None, speakers: Sequence[str]
+                             ) -> list[MessageHit]:
+        # What is embedded leaves out the `speakers`' names (store.recall._names: they
         # match nearly every key of a group chat alike); the keyword half and the
         # speaker's raise read the whole question.
-        embedded = without_names(query, await in_thread(self.index.speakers, bounds.user_id))
+        embedded = without_names(query, speakers)
         if mode == "semantic":
             vector = await self.embedder.embed_query(embedded)
             return await in_thread(self.index.semantic, vector, bounds, limit=limit)

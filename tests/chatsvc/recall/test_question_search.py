@@ -214,3 +214,19 @@ def test_a_conversation_search_embeds_the_question_without_speakers_names(
     body = _search(client, alice[1], q="Where has Ana camped?", mode="hybrid")
     assert asked[-1] == "Where has camped?"
     assert body["results"][0]["name"] == "Ana"
+
+
+def test_each_part_of_a_question_is_embedded_without_speakers_names(
+        client, services, alice, index_now):
+    _import(client, alice[1], CAMPING, index_now)
+    asked = []
+    embed_query = services.recall.embedder.embed_query
+
+    async def recording(text: str):
+        asked.append(text)
+        return await embed_query(text)
+
+    services.recall.embedder.embed_query = recording
+    _search(client, alice[1], q="Where has Ana camped? Also, how was Ben's weather?",
+            mode="semantic")
+    assert asked == ["Where has camped?", "how was weather?"]
