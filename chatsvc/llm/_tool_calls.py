@@ -8,6 +8,7 @@ they came; the server-side tool loop needs the assembled calls.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 
@@ -60,3 +61,17 @@ def _without_header(fragment: dict) -> dict:
         rest["function"] = {key: value for key, value in fragment["function"].items()
                             if key != "name"}
     return rest
+
+
+def cut_short(calls: list[dict]) -> bool:
+    """Whether a call's arguments stop before their JSON ends: the answer ran out of tokens.
+    llama.cpp's server says "tool_calls" for such an answer, where OpenAI says "length".
+    Raw line breaks in a string pass (Gemma 270M writes them); empty arguments pass too."""
+    for call in calls:
+        arguments = call["function"]["arguments"]
+        try:
+            if arguments.strip():
+                json.loads(arguments, strict=False)
+        except ValueError:
+            return True
+    return False

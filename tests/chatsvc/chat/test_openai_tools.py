@@ -56,6 +56,21 @@ def test_whole_answer_with_tool_calls_and_usage(oai, upstream, settings):
     assert result.usage.prompt_tokens > 0
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_tool_call_cut_inside_its_arguments_finishes_with_length(oai, upstream, settings,
+                                                                   stream):
+    # llama.cpp's server says "tool_calls" when max_tokens cut the arguments; OpenAI, "length".
+    cut = ToolCall("get_weather", '{"city": "Lisbon, Portugal | Porto', id="call_1")
+    upstream.script(Reply(chunks=[], tool_calls=[cut]), Reply(chunks=[], tool_calls=CALLS))
+    finishes = []
+    for _ in range(2):
+        result = oai.chat.completions.create(model=settings.llm_model, messages=QUESTION,
+                                             tools=[WEATHER], max_tokens=12, stream=stream)
+        finishes.append([c.choices[0].finish_reason for c in result if c.choices][-1]
+                        if stream else result.choices[0].finish_reason)
+    assert finishes == ["length", "tool_calls"]  # whole arguments keep their reason
+
+
 def _with_results(calls) -> list[dict]:
     assistant = {"role": "assistant", "content": None,
                  "tool_calls": [call.wire(i) for i, call in enumerate(calls)]}
