@@ -40,11 +40,22 @@ def record(settings: Settings, stack: contextlib.ExitStack) -> Path:
                      if f.name not in _NOT_RECORDED},
         "secrets_set": [env_var(name) for name in SECRETS if getattr(settings, name)],
     }
-    partial = path.with_suffix(".tmp")
+    # A temporary file of its own: replicas sharing a data dir start side by side.
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
     partial.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
     partial.replace(path)
-    stack.callback(path.unlink, missing_ok=True)
+    stack.callback(_forget, path)
     return path
+
+
+def _forget(path: Path) -> None:
+    """Remove the record if it is still this process's (another service on the data dir
+    may have written its own since)."""
+    try:
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink(missing_ok=True)
+    except (OSError, ValueError):
+        pass
 
 
 def applied(settings: Settings) -> Settings:

@@ -63,3 +63,37 @@ def test_help_describes_the_command_in_whole_sentences():
     assert description.endswith(
         "long-term user memory. Settings come from the environment (docs/configuration.md); "
         "beside a running `chatsvc serve`, the other commands use the settings it runs with.")
+
+
+RECORD_OFTEN = """
+import contextlib, sys
+from pathlib import Path
+from chatsvc import Settings
+from chatsvc.cli import _served
+settings = Settings.from_env().with_overrides(data_dir=Path(sys.argv[1])).validated()
+for _ in range(100):
+    with contextlib.ExitStack() as stack:
+        _served.record(settings, stack)
+"""
+
+
+def test_services_starting_side_by_side_on_one_data_dir_both_record(tmp_path):
+    replicas = [subprocess.Popen([sys.executable, "-c", RECORD_OFTEN, str(tmp_path)],
+                                 stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for replica in replicas:
+        assert replica.wait(timeout=120) == 0, replica.stderr.read()
+    assert list(tmp_path.glob("*.tmp")) == []
+
+
+def test_the_first_of_two_services_to_stop_leaves_the_others_record(monkeypatch):
+    served = _served_settings(monkeypatch)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with contextlib.ExitStack() as stack:
+            path = _served.record(served, stack)
+            recorded = json.loads(path.read_text())
+            path.write_text(json.dumps({**recorded, "pid": other.pid}))  # it started since
+        assert json.loads(path.read_text())["pid"] == other.pid
+    finally:
+        other.kill()
+        other.wait()
