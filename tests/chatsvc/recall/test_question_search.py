@@ -11,6 +11,7 @@ from chatsvc.tools._catalog import Caller, search_conversations
 from store.clock import utc_now
 from store.recall import names_in, without_names
 from tests.chatsvc.recall.test_search_api import _search
+from tests.chatsvc.test_warmup import wait_warm
 
 # Many turns about the book club, one about the sister's work: asked together, the book
 # club's words would fill the top on their own.
@@ -192,41 +193,40 @@ def test_the_text_embedded_leaves_the_speakers_names_out():
     assert without_names("Melanie?", names) == "Melanie?"  # nothing else would be left
 
 
+@pytest.fixture
+def embedded(client, services) -> list[str]:
+    """The texts conversation search embeds, in order (after the start-up warm-up's)."""
+    wait_warm(client)
+    asked = []
+    embed_query = services.recall.embedder.embed_query
+
+    async def recording(text: str):
+        asked.append(text)
+        return await embed_query(text)
+
+    services.recall.embedder.embed_query = recording
+    return asked
+
+
 def test_a_conversation_search_embeds_the_question_without_speakers_names(
-        client, services, alice, bob, index_now):
+        client, services, alice, bob, index_now, embedded):
     _import(client, alice[1], CAMPING, index_now)
     _import(client, bob[1], {"conversations": [{"title": "Zoe", "messages": [
         {"role": "user", "name": "Zoe", "content": "Zoe went camping too."}]}]}, index_now)
     assert services.stores.messages.speakers(alice[0].id) == ["Ana", "Ben"]
-    asked = []
-    embed_query = services.recall.embedder.embed_query
-
-    async def recording(text: str):
-        asked.append(text)
-        return await embed_query(text)
-
-    services.recall.embedder.embed_query = recording
     body = _search(client, alice[1], q="Where has Zoe or Ana camped?", mode="semantic")
     # Ana is one of alice's speakers, Zoe only bob's: only Ana's name is left out.
-    assert asked == ["Where has Zoe or camped?"]
+    assert embedded == ["Where has Zoe or camped?"]
     assert body["results"][0]["content"] == "We went camping by the lake."
     # The keyword half and the speaker's raise still read the whole question.
     body = _search(client, alice[1], q="Where has Ana camped?", mode="hybrid")
-    assert asked[-1] == "Where has camped?"
+    assert embedded[-1] == "Where has camped?"
     assert body["results"][0]["name"] == "Ana"
 
 
 def test_each_part_of_a_question_is_embedded_without_speakers_names(
-        client, services, alice, index_now):
+        client, alice, index_now, embedded):
     _import(client, alice[1], CAMPING, index_now)
-    asked = []
-    embed_query = services.recall.embedder.embed_query
-
-    async def recording(text: str):
-        asked.append(text)
-        return await embed_query(text)
-
-    services.recall.embedder.embed_query = recording
     _search(client, alice[1], q="Where has Ana camped? Also, how was Ben's weather?",
             mode="semantic")
-    assert asked == ["Where has camped?", "how was weather?"]
+    assert embedded == ["Where has camped?", "how was weather?"]
