@@ -233,10 +233,10 @@ class Relay:
             code, message = self.stopping or SHUTDOWN
             return Outcome("interrupted", content, error_code=code, error_message=message)
         if self.tools is None:  # the client runs the tools (/v1): it gets the calls
-            finish = self._finish.finish_reason
-            if finish == "tool_calls" and cut_short(calls.calls()):
+            made, finish = calls.calls(), self._finish.finish_reason
+            if finish == "tool_calls" and cut_short(made):
                 finish = "length"
-            return Outcome("complete", content, finish, usage, tool_calls=calls.calls())
+            return Outcome("complete", content, finish, usage, tool_calls=made)
         exchange = [*self.exchange, Message("assistant", last).wire()] if self.exchange else []
         return Outcome("complete", content, self._finish.finish_reason, usage,
                        exchange=exchange)

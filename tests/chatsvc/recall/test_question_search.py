@@ -194,7 +194,7 @@ def test_the_text_embedded_leaves_the_speakers_names_out():
 
 
 @pytest.fixture
-def embedded(client, services) -> list[str]:
+def embedded(client, services, monkeypatch) -> list[str]:
     """The texts conversation search embeds, in order (after the start-up warm-up's)."""
     wait_warm(client)
     asked = []
@@ -204,7 +204,7 @@ def embedded(client, services) -> list[str]:
         asked.append(text)
         return await embed_query(text)
 
-    services.recall.embedder.embed_query = recording
+    monkeypatch.setattr(services.recall.embedder, "embed_query", recording)
     return asked
 
 
