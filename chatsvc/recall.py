@@ -58,9 +58,10 @@ class RecallService:
         keyword)."""
         prefer = preferred(bounds.user_id, query, asked_at)
         asked = question_parts.parts(query)
-        # Read once for all the parts: what is embedded leaves their names out.
-        speakers = [] if mode == "keyword" else await in_thread(self.index.speakers,
-                                                                bounds.user_id)
+        # Read once for all the parts: what is embedded leaves their names out. None
+        # where nothing is embedded (keyword search, or the vector store down).
+        embeds = mode != "keyword" and self.index.db.vector_state.ok
+        speakers = await in_thread(self.index.speakers, bounds.user_id) if embeds else []
         found = [await self._search(bounds, part, mode, limit, prefer, speakers)
                  for part in asked]
         return found[0] if len(found) == 1 else _merged(found, limit)

@@ -9,6 +9,7 @@ import pytest
 
 from chatsvc.tools._catalog import Caller, search_conversations
 from store.clock import utc_now
+from store.contract import VectorState, VectorStatus
 from store.recall import names_in, without_names
 from tests.chatsvc.recall.test_search_api import _search
 from tests.chatsvc.test_warmup import wait_warm
@@ -230,3 +231,21 @@ def test_each_part_of_a_question_is_embedded_without_speakers_names(
     _search(client, alice[1], q="Where has Ana camped? Also, how was Ben's weather?",
             mode="semantic")
     assert embedded == ["Where has camped?", "how was weather?"]
+
+
+def test_a_search_with_the_vector_store_down_reads_no_speakers(
+        client, services, alice, index_now, monkeypatch):
+    _import(client, alice[1], CAMPING, index_now)
+    read = []
+    speakers = services.recall.index.speakers
+    monkeypatch.setattr(services.recall.index, "speakers",
+                        lambda user_id: read.append(user_id) or speakers(user_id))
+    _search(client, alice[1], q="Where has Ana camped?", mode="hybrid")
+    assert read == [alice[0].id]
+    db = services.recall.index.db
+    monkeypatch.setattr(db, "vector_state", VectorState(VectorStatus.UNAVAILABLE, "gone"))
+    body = _search(client, alice[1], q="Where has Ana camped?", mode="hybrid")
+    assert (body["mode"], body["degraded_reason"]) == (
+        "keyword", "vector store unavailable: gone")
+    assert body["results"][0]["name"] == "Ana"  # the speaker's raise still works
+    assert read == [alice[0].id]  # nothing embedded, no names to leave out
