@@ -58,7 +58,7 @@ class RecallService:
         keyword)."""
         prefer = preferred(bounds.user_id, query, asked_at)
         asked = question_parts.parts(query)
-        # Read once for all the parts: what is embedded leaves their names out. None
+        # Read once for all the parts: what is embedded leaves their names out. Not read
         # where nothing is embedded (keyword search, or the vector store down).
         embeds = mode != "keyword" and self.index.db.vector_state.ok
         speakers = await in_thread(self.index.speakers, bounds.user_id) if embeds else []
