@@ -40,6 +40,7 @@ import threading
 import time
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -165,6 +166,10 @@ def _embedding_service(dim: int, seconds: float, urls, stop) -> None:
     ollama.stop()
 
 
+def _takes_cores(takes: bool, query: str) -> bool:
+    return takes
+
+
 def service_turns(http: httpx.Client, upstream: ScriptedUpstream, services: Services,
                   settings: Settings, n: int, service_ms: float) -> dict[str, list[dict]]:
     """Paused turns with an embedding service, with and without the head start, as many
@@ -177,7 +182,8 @@ def service_turns(http: httpx.Client, upstream: ScriptedUpstream, services: Serv
         services.knowledge.embedder = embedder
         for block in range(2 * max(1, n // 10)):
             label = "no head start" if block % 2 else "head start"
-            embedder.in_process = label == "no head start"  # as if it were: no head start
+            # as if the model took every core: no head start
+            embedder.shares_cores = partial(_takes_cores, label == "no head start")
             rows[label] += turns(http, upstream, 10, paused=True)
             rows[f"{label}, /v1"] += openai_turns(http, upstream, settings.llm_model, 10)
             rows[f"{label}, searches"] += searches(http, 10)

@@ -127,10 +127,12 @@ async def embed_query(sources: Sources, query: str) -> list[float]:
 
 
 class HeadStart:
-    """A turn's query embedding, started as the turn starts when the model runs in a
-    service (Ollama, an OpenAI-compatible API): storing the question and the stable
-    layers then cost no time beside the wait for it. The bundled in-process model gets
-    none: beside the store's work both were slower on 2 cores (docs/chat.md, Benchmark)."""
+    """A turn's query embedding, started as the turn starts when it leaves cores free (a
+    service: Ollama, an OpenAI-compatible API; the bundled model on a short query, which
+    it embeds on one core): storing the question, the stable layers and the keyword
+    halves of the searches then cost no time beside the wait for it. The bundled model
+    on a long query gets none: it takes every core, and beside the store's work both
+    were slower on 2 cores (docs/chat.md, Benchmark)."""
 
     def __init__(self, sources: Sources, query: str) -> None:
         self.seconds = 0.0  # the embedding's own time, whatever overlapped it
@@ -138,13 +140,14 @@ class HeadStart:
         self._task = asyncio.create_task(self._embed(sources, query))
 
     @classmethod
-    def when_remote(cls, sources: Sources, query: str, *, beside_write: bool = False
-                    ) -> HeadStart | None:
+    def when_free(cls, sources: Sources, query: str, *, beside_write: bool = False
+                  ) -> HeadStart | None:
         """`beside_write`: the turn's only work before the searches is one small write
         (a stored /v1 question, ~1 ms in a worker thread), which runs beside the
-        in-process model too: a stored /v1 turn cost +3.5-4 ms p50 over an unstored one
-        with it, +8-17 ms without (docs/evals.md, Storing /v1 exchanges)."""
-        if not sources.db.vector_state.ok or (sources.embedder.in_process and not beside_write):
+        in-process model on every core too: a stored /v1 turn cost +3.5-4 ms p50 over an
+        unstored one with it, +8-17 ms without (docs/evals.md, Storing /v1 exchanges)."""
+        shares = sources.embedder.shares_cores(query[:QUERY_CHARS])
+        if not sources.db.vector_state.ok or (shares and not beside_write):
             return None
         return cls(sources, query)
 

@@ -197,7 +197,7 @@ class Turn:
             images=[image.stored() for image in images])
         return await cls._begin(sources, llm, user, reply_id, begin,
                                 branching=conversation_id if edit else None, tools=tools,
-                                head_start=HeadStart.when_remote(sources, message),
+                                head_start=HeadStart.when_free(sources, message),
                                 images=images)
 
     @classmethod

@@ -16,9 +16,12 @@ class Embedder(Protocol):
 
     model: str
     dim: int
-    # The model computes on this process's cores (the bundled one), not in a service:
-    # a chat turn then embeds its query after storing it, not beside (they would compete).
-    in_process: bool
+
+    def shares_cores(self, query: str) -> bool:
+        """Whether embedding `query` takes every core of this process (the bundled model
+        on a long query): a chat turn then embeds it after storing the question and
+        ranks its keywords after it, not beside (they would compete for the cores)."""
+        ...
 
     async def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
 

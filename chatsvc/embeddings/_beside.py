@@ -15,10 +15,11 @@ T = TypeVar("T")
 async def embed_beside(embedder: Embedder, query: str, work: Callable[[], T] | None
                        ) -> tuple[list[float], T | None]:
     """(the query's vector, `work()` or None). With a service (Ollama, an OpenAI-compatible
-    API) `work` runs in a worker thread during the wait; with the in-process model, or a
-    breaker already open, it does not run: beside that model both were slower on 2 cores
+    API), or the in-process model on a query it embeds on one core, `work` runs in a
+    worker thread during the wait; when the model takes every core, or a breaker is
+    already open, it does not run: beside that model both were slower on 2 cores
     (docs/chat.md, Benchmark), and a failed embedding leaves the search to its fallback."""
-    if work is None or embedder.in_process:
+    if work is None or embedder.shares_cores(query):
         return await embedder.embed_query(query), None
     embedding = asyncio.create_task(embedder.embed_query(query))
     await asyncio.sleep(0)  # the call starts; an open breaker fails it here, at once

@@ -46,7 +46,6 @@ class HttpEmbedder:
     """Base of the Ollama and OpenAI-compatible clients; subclasses send one batch."""
 
     service = "embedding service"
-    in_process = False
 
     def __init__(
         self,
@@ -87,6 +86,9 @@ class HttpEmbedder:
         )
 
     # -- Embedder interface ------------------------------------------------------------
+
+    def shares_cores(self, query: str) -> bool:
+        return False  # the service computes on its own cores
 
     async def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:

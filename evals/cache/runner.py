@@ -81,7 +81,8 @@ class MemoEmbedder:
 
     def __init__(self, inner: LocalEmbedder) -> None:
         self.inner = inner
-        self.model, self.dim, self.in_process = inner.model, inner.dim, inner.in_process
+        self.model, self.dim = inner.model, inner.dim
+        self.shares_cores = inner.shares_cores
         self._queries: dict[str, list[float]] = {}
 
     async def embed_query(self, text: str) -> list[float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chatsvc import Services
+from chatsvc.embeddings import _local
 from chatsvc.testing import Reply
 from tests.chatsvc.chat.conftest import chat, publish_posts, seed_user_data
 
@@ -82,6 +83,27 @@ def test_json_variant(client, alice, upstream):
     timing = response.headers["server-timing"]
     names = ("save_question", "history", "stable", "embed", "search", "prepare")
     assert all(f"{name};dur=" in timing for name in names)
+
+
+def _timing_names(client, headers, upstream, message: str) -> set[str]:
+    """The step names of a JSON turn's Server-Timing header."""
+    upstream.script(Reply(chunks=["ok"]))
+    response = client.post("/api/chat", json={"message": message, "stream": False},
+                           headers=headers)
+    assert response.status_code == 200, response.text
+    return {part.split(";")[0].strip() for part in response.headers["server-timing"].split(",")}
+
+
+def test_the_bundled_model_embeds_a_short_question_beside_its_keyword_ranking(
+        client, alice, upstream, monkeypatch):
+    monkeypatch.setattr(_local, "_all_cores", lambda: 2)
+    _timing_names(client, alice[1], upstream, "hello")  # the model is loaded
+    long = " ".join(["where did I leave the blue bicycle after the long ride home?"] * 5)
+    assert "keywords" not in _timing_names(client, alice[1], upstream, long)  # every core
+    # `keywords`: ranked while one core embedded the question. Only while it still runs:
+    # a loaded machine may finish the embedding before the question is even stored.
+    assert any("keywords" in _timing_names(client, alice[1], upstream, "where did I park?")
+               for _ in range(3))
 
 
 def test_json_variant_upstream_down_is_502_and_keeps_the_message(client, alice, upstream):

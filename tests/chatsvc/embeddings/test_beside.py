@@ -1,4 +1,5 @@
-"""`embed_beside`: a search's keyword work runs while a service embeds its query, and only then."""
+"""`embed_beside`: a search's keyword work runs while its query is embedded elsewhere
+(a service, or the bundled model on one core), and only then."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import httpx
 import pytest
 
 from chatsvc import EmbeddingUnavailable
-from chatsvc.embeddings import OllamaEmbedder, embed_beside
+from chatsvc.embeddings import OllamaEmbedder, _local, embed_beside
 from tests.chatsvc.embeddings.ollama_wire import DIM, MODEL, FakeOllama, vector
 
 pytestmark = pytest.mark.anyio
@@ -62,11 +63,22 @@ async def test_the_work_runs_while_the_service_still_embeds_the_query():
     await client.aclose()
 
 
-async def test_the_in_process_model_embeds_without_the_work(local_embedder):
-    ran = []
-    found, done = await embed_beside(local_embedder, "where is Ann?", lambda: ran.append(1))
-    assert done is None and ran == []
+async def test_the_in_process_model_embeds_a_short_query_beside_the_work(
+        local_embedder, monkeypatch):
+    monkeypatch.setattr(_local, "_all_cores", lambda: 2)  # one core left for the work
+    await local_embedder.embed_query("warm")  # loaded: the query's tokens can be counted
+    found, done = await embed_beside(local_embedder, "where is Ann?", lambda: "ranked")
+    assert done == "ranked"  # one core embedded it, another ranked
     assert found == await local_embedder.embed_query("where is Ann?")
+
+
+async def test_the_in_process_model_embeds_a_long_query_without_the_work(local_embedder):
+    question = " ".join(["where did Ann leave the blue bicycle after the ride home?"] * 5)
+    await local_embedder.embed_query("warm")
+    ran = []
+    found, done = await embed_beside(local_embedder, question, lambda: ran.append(1))
+    assert done is None and ran == []  # every core embedded it: the work waits
+    assert found == await local_embedder.embed_query(question)
 
 
 async def test_an_open_breaker_fails_the_search_before_any_work():
