@@ -70,17 +70,22 @@ def test_a_killed_model_ends_the_turn_is_named_and_answers_the_next(service, mon
     health = httpx.get(f"{service.url}/health", timeout=10,
                        headers={"Authorization": f"Bearer {service.token}"}).json()
     assert "llm completion" in health["checks"]["warm"]["detail"]  # the start-up self-test
+    started = model_status(service)
     cpu = choose_cpu_path(bundled_llm_cpu()).name
+    if started["crashes"]:  # this host's fast path died on its first completion (an
+        # Intel AMX host that grants the tile state did): the watcher moved it to safe
+        assert (cpu, started["cpu"], started["crashes"][-1]["cpu"]) == ("fast", "safe", "fast")
+        cpu = "safe"
     assert f"CPU path {cpu} (" in llm_check(service)["detail"]
-    first = model_status(service)["pid"]
+    first = started["pid"]
 
     kinds, last = turn(service, "Tell me a long story about a lighthouse keeper.",
                        on_first_delta=lambda: os.kill(first, signal.SIGKILL))
     assert kinds[0] == "meta" and kinds[-1] == "error", (kinds, last)
 
     deadline = time.monotonic() + 120
-    while (check := llm_check(service))["ok"] is False or "restarted 1 time" not in check[
-            "detail"]:
+    restarted = f"restarted {started['restarts'] + 1} time"  # after the start-up's own
+    while (check := llm_check(service))["ok"] is False or restarted not in check["detail"]:
         assert time.monotonic() < deadline, check
         time.sleep(0.2)
     assert "the bundled model crashed with signal 9 (SIGKILL) at " in check["detail"]
