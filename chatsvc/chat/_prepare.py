@@ -146,8 +146,8 @@ class HeadStart:
         (a stored /v1 question, ~1 ms in a worker thread), which runs beside the
         in-process model on every core too: a stored /v1 turn cost +3.5-4 ms p50 over an
         unstored one with it, +8-17 ms without (docs/evals.md, Storing /v1 exchanges)."""
-        shares = sources.embedder.shares_cores(query[:QUERY_CHARS])
-        if not sources.db.vector_state.ok or (shares and not beside_write):
+        if not sources.db.vector_state.ok or (
+                sources.embedder.shares_cores(query[:QUERY_CHARS]) and not beside_write):
             return None
         return cls(sources, query)
 

@@ -7,6 +7,7 @@ import pytest
 from chatsvc import Services
 from chatsvc.embeddings import _local
 from chatsvc.testing import Reply
+from evals.chat_clients import server_timing
 from tests.chatsvc.chat.conftest import chat, publish_posts, seed_user_data
 
 
@@ -91,7 +92,7 @@ def _timing_names(client, headers, upstream, message: str) -> set[str]:
     response = client.post("/api/chat", json={"message": message, "stream": False},
                            headers=headers)
     assert response.status_code == 200, response.text
-    return {part.split(";")[0].strip() for part in response.headers["server-timing"].split(",")}
+    return set(server_timing(response.headers["server-timing"]))
 
 
 def test_the_bundled_model_embeds_a_short_question_beside_its_keyword_ranking(
